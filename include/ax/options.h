@@ -1,0 +1,85 @@
+// File: ax/options.h
+//
+// Options of one job (`JobOptions`) and of a scheduler (`SchedulerOptions`).
+// Plain structs: every field has a usable default.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ax/clock.h"
+#include "ax/events.h"
+#include "ax/retry_policy.h"
+#include "ax/time.h"
+
+namespace ax {
+
+// What a periodic job does when a tick comes while its previous run is still
+// running (SPEC 2.5).
+enum class Overlap : uint8_t {
+  kSkip,        // default: the tick is skipped and counted
+  kBufferOne,   // one run starts as soon as the current ends; more ticks skip
+  kConcurrent,  // runs in parallel, up to the worker limit
+  kReplace,     // the running one is asked to stop and a new run starts
+};
+std::string_view OverlapName(Overlap o);
+
+// What a periodic or cron job does with ticks that passed unseen, because the
+// process was down or the clock jumped (SPEC 3.5, 2.5).
+enum class Misfire : uint8_t {
+  kSkip,  // default: skip them (counted); run at the next future tick
+  kOnce,  // run once now, then follow the schedule
+  kAll,   // run each missed tick, up to `max_catch_up`, then follow the schedule
+};
+std::string_view MisfireName(Misfire m);
+
+struct JobOptions {
+  // The caller's key for the job, unique among live jobs ("order-1001").
+  // Empty: none; the job is named by its JobId ("#12.1"). Keys may not start
+  // with '#'.
+  std::string key;
+  // On a duplicate key: false = AlreadyExists, true = return the live job.
+  bool return_existing = false;
+  RetryPolicy retry;
+  // A run still going after `timeout` has its stop requested and counts as
+  // failed (timed out) at once. 0 = no timeout.
+  Duration timeout{0};
+  // A run still going after `slow_after` raises a kSlow event. 0 = never.
+  Duration slow_after{0};
+  Overlap overlap = Overlap::kSkip;
+  Misfire misfire = Misfire::kSkip;
+  int max_catch_up = 100;  // cap for Misfire::kAll
+  // A periodic job pauses itself after this many consecutive failed runs
+  // (SPEC 2.6). 0 = never.
+  int auto_pause_after = 10;
+  // The job runs only after this one-shot job (an id's text form or a key)
+  // completes successfully; its own delay counts from then (SPEC 2.9).
+  std::string parent;
+};
+
+struct SchedulerOptions {
+  // Time source. Null = SystemClock::Get().
+  std::shared_ptr<Clock> clock;
+  // Worker threads that run callbacks. 0 = number of cores.
+  int workers = 0;
+  // Terminal jobs (Completed, Cancelled, Dead) stay queryable this long and,
+  // beyond `max_retained`, the oldest are forgotten first.
+  Duration retention = std::chrono::minutes(10);
+  size_t max_retained = 100'000;
+  // Most live jobs at once; submissions beyond it get Unavailable. 0 = no limit.
+  size_t max_jobs = 0;
+  // Dead letters kept for DeadLetters(); the oldest are dropped first.
+  size_t max_dead_letters = 10'000;
+  // Receives lifecycle events on one dedicated thread, in order. Must not block
+  // for long; may call back into the scheduler.
+  std::function<void(const Event&)> observer;
+  // Called (on the event thread) for each dead letter.
+  std::function<void(const Event&)> on_dead_letter;
+  // Seed of the jitter generator (deterministic tests).
+  uint64_t seed = 42;
+};
+
+}  // namespace ax

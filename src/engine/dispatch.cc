@@ -1,0 +1,700 @@
+// SchedulerImpl: the scheduler thread, the run lifecycle on the workers, and
+// the state changes they share. See scheduler_impl.h for the ground rules.
+#include <algorithm>
+
+#include "engine/scheduler_impl.h"
+
+namespace ax::internal {
+namespace {
+
+// Most due entries handled per lock hold; between batches the scheduler
+// releases the lock so calls and workers get in (SPEC 2.8: change storms
+// never starve due jobs, and due storms never starve calls).
+constexpr size_t kBatch = 1024;
+// Ticks examined one by one before a cron job's missed ticks are skipped in
+// one jump.
+constexpr int kMaxTickScan = 100'000;
+
+std::string DurationText(Duration d) {
+  return std::to_string(std::chrono::duration<double>(d).count()) + "s";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- timers
+
+void SchedulerImpl::Arm(uint32_t slot, Instant deadline) {
+  Job& j = jobs_[slot];
+  const int64_t ns = ToUnixNanos(deadline);
+  j.due = deadline;
+  if (wheel_.Contains(slot)) {
+    wheel_.Reschedule(slot, ns);
+  } else {
+    wheel_.Insert(slot, ns);
+  }
+  if (ns < armed_) {
+    armed_ = ns;
+    interrupt_.Signal();
+  }
+}
+
+void SchedulerImpl::ArmRunTimer(uint32_t run) {
+  Run& r = runs_[run];
+  const Instant next = r.slow_done ? r.timeout_at : std::min(r.slow_at, r.timeout_at);
+  run_wheel_.Remove(run);
+  if (next == kInstantMax) return;
+  const int64_t ns = ToUnixNanos(next);
+  run_wheel_.Insert(run, ns);
+  if (ns < armed_) {
+    armed_ = ns;
+    interrupt_.Signal();
+  }
+}
+
+std::optional<Instant> SchedulerImpl::NextTick(const Job& j, Instant after) const {
+  if (j.kind == JobKind::kEvery) return AddDuration(after, j.cold->period);
+  if (j.kind == JobKind::kCron) return j.cold->cron->Next(after);
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- scheduler thread
+
+void SchedulerImpl::Loop() {
+  std::vector<uint32_t> dispatch;
+  Lock l(mu_);
+  while (!loop_exit_) {
+    armed_ = INT64_MIN;  // no self-signals while processing
+    const Instant now = clock_->Now();
+    const size_t handled = ProcessDue(now, dispatch);
+    PurgeRetired(now);
+    int64_t next = run_wheel_.NextDeadline();
+    if (!shutting_down_) next = std::min(next, wheel_.NextDeadline());
+    if (retired_head_ < retired_.size()) {
+      const std::optional<Instant> purge =
+          AddDuration(retired_[retired_head_].at, options_.retention);
+      if (purge) next = std::min(next, ToUnixNanos(*purge));
+    }
+    const bool more = handled >= kBatch;
+    armed_ = more ? INT64_MIN : next;
+    idle_cv_.notify_all();
+    l.unlock();
+    if (!dispatch.empty()) {
+      pool_->Push(dispatch.data(), dispatch.size());
+      dispatch.clear();
+    }
+    if (!more) clock_->WaitUntil(FromUnixNanos(next), interrupt_);
+    interrupt_.Clear();
+    l.lock();
+    ++stats_.wakeups;
+  }
+}
+
+int64_t SchedulerImpl::NextWake() {
+  if (retired_.size() - retired_head_ > options_.max_retained) return INT64_MIN;
+  int64_t next = run_wheel_.NextDeadline();
+  if (!shutting_down_) next = std::min(next, wheel_.NextDeadline());
+  if (retired_head_ < retired_.size()) {
+    const std::optional<Instant> purge =
+        AddDuration(retired_[retired_head_].at, options_.retention);
+    next = std::min(next, purge ? ToUnixNanos(*purge) : INT64_MAX);
+  }
+  return next;
+}
+
+size_t SchedulerImpl::ProcessDue(Instant now, std::vector<uint32_t>& dispatch) {
+  const int64_t now_ns = ToUnixNanos(now);
+  size_t handled = 0;
+  if (!shutting_down_) {
+    due_.clear();
+    handled = wheel_.PopExpired(now_ns, kBatch, due_);
+    for (uint32_t slot : due_) Fire(slot, now, dispatch);
+  }
+  run_due_.clear();
+  handled = std::max(handled, run_wheel_.PopExpired(now_ns, kBatch, run_due_));
+  for (uint32_t run : run_due_) FireRunTimer(run, now);
+  return handled;
+}
+
+uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
+  Job& j = jobs_[slot];
+  const uint32_t idx = runs_.Allocate();
+  Run& r = runs_[idx];
+  r.job = slot;
+  r.gen = j.gen;
+  r.attempt = attempt;
+  r.scheduled = scheduled;
+  r.stop.store(false, std::memory_order_relaxed);
+  r.started = false;
+  r.resolved = false;
+  r.slow_done = false;
+  r.timeout_at = kInstantMax;
+  r.slow_at = kInstantMax;
+  ++j.active;
+  ++j.held;
+  ++held_total_;
+  if (j.cold) {
+    j.cold->runs_active.push_back(idx);
+  } else {
+    j.run = idx;
+  }
+  j.state = JobState::kRunning;
+  ++stats_.fired;
+  return idx;
+}
+
+void SchedulerImpl::Fire(uint32_t slot, Instant now, std::vector<uint32_t>& dispatch) {
+  Job& j = jobs_[slot];
+  if (j.free || IsTerminal(j.state) || j.state == JobState::kPaused) return;
+  if (j.kind == JobKind::kOnce) {
+    dispatch.push_back(NewRun(slot, j.cold ? j.cold->attempt : 1, j.due));
+    return;
+  }
+  FirePeriodic(slot, j.due, now, dispatch);
+}
+
+void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
+                                 std::vector<uint32_t>& dispatch) {
+  Job& j = jobs_[slot];
+  JobCold& c = *j.cold;
+  if (c.retry_pending && c.retry_at <= now) {  // a retry of the last occurrence
+    c.retry_pending = false;
+    dispatch.push_back(NewRun(slot, c.attempt, due));
+    return;  // the next tick is armed when the occurrence is over
+  }
+  if (c.buffered && j.active == 0) {  // buffer_one: the tick that waited
+    c.buffered = false;
+    dispatch.push_back(NewRun(slot, 1, c.buffered_at));
+    Arm(slot, c.next_tick);
+    return;
+  }
+  Instant tick = c.next_tick;
+  if (tick > now) {  // nothing due (the wheel entry was a buffered run's)
+    Arm(slot, tick);
+    return;
+  }
+  std::optional<Instant> next = NextTick(j, tick);
+  const bool catching_up = c.catch_up > 0;
+  if (!catching_up) {
+    // SPEC 2.5: ticks missed by more than a period (their successor is due
+    // too) are skipped and counted, not bunched.
+    uint64_t missed = 0;
+    if (j.kind == JobKind::kEvery && next && *next < now) {
+      // Whole periods at once: k ticks after `tick` are late by more than a
+      // period (their successor is before now).
+      const int64_t k = (ToUnixNanos(now) - ToUnixNanos(*next) - 1) / c.period.count() + 1;
+      missed = static_cast<uint64_t>(k);
+      tick = tick + c.period * k;
+      next = AddDuration(tick, c.period);
+    }
+    for (int i = 0; next && *next < now; ++i) {
+      ++missed;
+      tick = *next;
+      next = i < kMaxTickScan ? NextTick(j, tick) : NextTick(j, now);
+    }
+    if (missed > 0) {
+      c.skips += missed;
+      stats_.skipped += missed;
+      Event e = MakeEvent(EventType::kSkipped, slot, now);
+      e.count = missed;
+      e.scheduled_at = tick;
+      e.message = "missed ticks";
+      Emit(std::move(e));
+    }
+  }
+  c.next_tick = next.value_or(kInstantMax);
+  if (j.active > 0 && !catching_up) {
+    switch (c.overlap) {
+      case Overlap::kSkip: {
+        ++c.skips;
+        ++stats_.skipped;
+        Event e = MakeEvent(EventType::kSkipped, slot, now);
+        e.scheduled_at = tick;
+        e.message = "previous run still running";
+        Emit(std::move(e));
+        break;
+      }
+      case Overlap::kBufferOne:
+        if (c.buffered) {
+          ++c.skips;
+          ++stats_.skipped;
+          Event e = MakeEvent(EventType::kSkipped, slot, now);
+          e.scheduled_at = tick;
+          e.message = "previous run still running; one run already buffered";
+          Emit(std::move(e));
+        } else {
+          c.buffered = true;
+          c.buffered_at = tick;
+        }
+        break;
+      case Overlap::kReplace:
+        StopActiveRuns(j);
+        dispatch.push_back(NewRun(slot, 1, tick));
+        break;
+      case Overlap::kConcurrent:
+        dispatch.push_back(NewRun(slot, 1, tick));
+        break;
+    }
+  } else {
+    c.attempt = 1;
+    dispatch.push_back(NewRun(slot, 1, tick));
+  }
+  if (catching_up) {
+    --c.catch_up;  // catch-up runs go one after another: armed on resolution
+    return;
+  }
+  if (c.next_tick != kInstantMax) Arm(slot, c.next_tick);
+}
+
+void SchedulerImpl::FireRunTimer(uint32_t run, Instant now) {
+  Run& r = runs_[run];
+  if (r.resolved || !r.started) return;
+  Event e = MakeEvent(EventType::kSlow, r.job, now);
+  e.scheduled_at = r.scheduled;
+  e.attempt = r.attempt;
+  if (!r.slow_done && r.slow_at <= now) {
+    r.slow_done = true;
+    e.message = "running for more than " + DurationText(r.slow_at - r.started_at);
+    Emit(std::move(e));
+    ++jobs_[r.job].held;  // keep the job's record while ArmRunTimer reads it
+    --jobs_[r.job].held;
+    ArmRunTimer(run);
+    return;
+  }
+  if (r.timeout_at <= now) {
+    r.stop.store(true, std::memory_order_release);
+    ++stats_.timed_out;
+    e.type = EventType::kTimedOut;
+    e.message = "timed out after " + DurationText(r.timeout_at - r.started_at);
+    Emit(e);
+    Resolve(run, Status::DeadlineExceeded(e.message), now);
+  }
+}
+
+void SchedulerImpl::PurgeRetired(Instant now) {
+  while (retired_head_ < retired_.size()) {
+    const Retired r = retired_[retired_head_];
+    const size_t retained = retired_.size() - retired_head_;
+    std::optional<Instant> expiry = AddDuration(r.at, options_.retention);
+    if (retained <= options_.max_retained && expiry && *expiry > now) break;
+    ++retired_head_;
+    Job& j = jobs_[r.slot];
+    if (j.free || j.gen != r.gen || !IsTerminal(j.state)) continue;
+    if (j.held > 0) {  // a timed-out callback still runs: keep the record
+      retired_.push_back({r.slot, r.gen, now});
+      continue;
+    }
+    if (j.cold && !j.cold->key.empty()) {
+      auto it = keys_.find(j.cold->key);
+      if (it != keys_.end() && it->second == r.slot) keys_.erase(it);
+    }
+    j.cold.reset();
+    j.free = true;
+    jobs_.Release(r.slot);
+  }
+  if (retired_head_ > 1024 && retired_head_ * 2 > retired_.size()) {
+    retired_.erase(retired_.begin(), retired_.begin() + static_cast<ptrdiff_t>(retired_head_));
+    retired_head_ = 0;
+  }
+}
+
+// ---------------------------------------------------------------- runs
+
+void SchedulerImpl::Execute(uint32_t run) {
+  Task released;
+  Task* task = nullptr;
+  std::optional<RunContext> ctx;
+  {
+    Lock l(mu_);
+    if (!Start(run, task, ctx)) {
+      ReleaseRun(run, released);
+      l.unlock();
+      FinishHeld(released);
+      return;
+    }
+  }
+  Status status;
+  try {
+    status = (*task)(*ctx);
+  } catch (const std::exception& e) {
+    status = Status::Internal(std::string("callback threw: ") + e.what());
+  } catch (...) {
+    status = Status::Internal("callback threw a non-standard exception");
+  }
+  {
+    Lock l(mu_);
+    --executing_;
+    if (!runs_[run].resolved) Resolve(run, status, clock_->Now());
+    ReleaseRun(run, released);
+  }
+  FinishHeld(released);
+}
+
+// Marks a run started and gives its task and context; false when it must not
+// start (cancelled, replaced, or shutting down). REQUIRES mu_.
+bool SchedulerImpl::Start(uint32_t run, Task*& task, std::optional<RunContext>& ctx) {
+  Run& r = runs_[run];
+  Job& j = jobs_[r.job];
+  if (r.resolved || shutting_down_) {
+    if (!r.resolved) {
+      r.resolved = true;
+      --j.active;
+      if (j.state == JobState::kRunning && j.active == 0) j.state = JobState::kWaiting;
+    }
+    return false;
+  }
+  const Instant now = clock_->Now();
+  r.started = true;
+  r.started_at = now;
+  ++executing_;
+  stats_.lateness.Record(ToUnixNanos(now) - ToUnixNanos(r.scheduled));
+  std::string_view key;
+  if (j.cold) {
+    JobCold& c = *j.cold;
+    ++c.runs;
+    key = c.key;
+    if (c.slow_after.count() > 0) r.slow_at = AddDuration(now, c.slow_after).value_or(kInstantMax);
+    if (c.timeout.count() > 0) r.timeout_at = AddDuration(now, c.timeout).value_or(kInstantMax);
+    if (r.slow_at != kInstantMax || r.timeout_at != kInstantMax) ArmRunTimer(run);
+  }
+  task = &j.task;
+  ctx.emplace(JobId(r.job, r.gen), key, r.attempt, r.scheduled, StopToken(&r.stop));
+  if (events_) {
+    Event e = MakeEvent(EventType::kStarted, r.job, now);
+    e.scheduled_at = r.scheduled;
+    e.attempt = r.attempt;
+    e.lateness = now - r.scheduled;
+    Emit(std::move(e));
+  }
+  return true;
+}
+
+// Destroys a released task outside the lock, then counts the run as gone, so
+// that WaitIdle() never returns while a callback's captures still live.
+void SchedulerImpl::FinishHeld(Task& released) {
+  released.Reset();
+  if (held_total_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    std::lock_guard<std::mutex> l(mu_);
+    idle_cv_.notify_all();
+  }
+}
+
+void SchedulerImpl::ReleaseRun(uint32_t run, Task& released) {
+  Run& r = runs_[run];
+  Job& j = jobs_[r.job];
+  run_wheel_.Remove(run);
+  --j.held;
+  if (j.held == 0 && IsTerminal(j.state) && j.task) released = std::move(j.task);
+  r.job = kNoIndex;
+  runs_.Release(run);
+  if (executing_ == 0) idle_cv_.notify_all();
+}
+
+void SchedulerImpl::Resolve(uint32_t run, const Status& status, Instant now) {
+  Run& r = runs_[run];
+  r.resolved = true;
+  run_wheel_.Remove(run);
+  Job& j = jobs_[r.job];
+  --j.active;
+  if (j.cold) {
+    std::erase(j.cold->runs_active, run);
+  } else if (j.run == run) {
+    j.run = kNoIndex;
+  }
+  if (IsTerminal(j.state)) return;
+  if (status.ok()) {
+    ++stats_.succeeded;
+    if (events_) {
+      Event e = MakeEvent(EventType::kSucceeded, r.job, now);
+      e.scheduled_at = r.scheduled;
+      e.attempt = r.attempt;
+      Emit(std::move(e));
+    }
+    ResolveSuccess(r.job, now);
+  } else {
+    ResolveFailure(r.job, r, status, now);
+  }
+}
+
+void SchedulerImpl::ResolveSuccess(uint32_t slot, Instant now) {
+  Job& j = jobs_[slot];
+  if (j.cold) {
+    j.cold->consecutive_failures = 0;
+    j.cold->attempt = 1;
+  }
+  if (j.kind != JobKind::kOnce) {
+    AfterOccurrence(slot, now);
+    return;
+  }
+  if (j.cold && j.cold->rearm_at) {  // SetDelay while running: run again
+    const Instant at = *j.cold->rearm_at;
+    j.cold->rearm_at.reset();
+    if (j.active == 0) j.state = JobState::kWaiting;
+    Arm(slot, at);
+    return;
+  }
+  Task released;  // j.held > 0 here (the returning run), so nothing is released
+  Terminate(slot, JobState::kCompleted, "", now, released);
+  ReleaseChildren(slot, now);
+}
+
+void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& status, Instant now) {
+  Job& j = jobs_[slot];
+  const bool had_cold = j.cold != nullptr;
+  JobCold& c = Cold(j);
+  if (!had_cold) c.runs = 1;
+  ++c.failures;
+  ++c.consecutive_failures;
+  ++stats_.failed;
+  c.last_error = status.ToString();
+  Event failed = MakeEvent(EventType::kFailed, slot, now);
+  failed.scheduled_at = r.scheduled;
+  failed.attempt = r.attempt;
+  failed.message = c.last_error;
+  Emit(failed);
+  if (j.kind != JobKind::kOnce && c.auto_pause_after > 0 &&
+      c.consecutive_failures >= c.auto_pause_after) {
+    c.retry_pending = false;
+    c.buffered = false;
+    c.attempt = 1;
+    wheel_.Remove(slot);
+    c.reason = "auto-paused after " + std::to_string(c.consecutive_failures) +
+               " consecutive failed runs; last error: " + c.last_error;
+    c.pause_after_run = j.active > 0;
+    if (j.active == 0) j.state = JobState::kPaused;
+    Event e = MakeEvent(EventType::kAutoPaused, slot, now);
+    e.message = c.reason;
+    Emit(std::move(e));
+    return;
+  }
+  if (r.attempt < c.retry.max_attempts) {
+    const double unit = std::uniform_real_distribution<double>(0, 1)(rng_);
+    const Instant at = AddDuration(now, c.retry.DelayAfter(r.attempt, unit)).value_or(kInstantMax);
+    c.attempt = r.attempt + 1;
+    ++stats_.retried;
+    if (j.kind != JobKind::kOnce) {
+      c.retry_pending = true;
+      c.retry_at = at;
+    }
+    if (j.active == 0) j.state = JobState::kWaiting;
+    Arm(slot, at);
+    Event e = MakeEvent(EventType::kRetrying, slot, now);
+    e.scheduled_at = r.scheduled;
+    e.attempt = c.attempt;
+    e.next_run = at;
+    e.message = c.last_error;
+    Emit(std::move(e));
+    return;
+  }
+  // Out of attempts: a dead letter.
+  ++stats_.dead;
+  c.attempt = 1;
+  Event dead = MakeEvent(EventType::kDead, slot, now);
+  dead.scheduled_at = r.scheduled;
+  dead.attempt = r.attempt;
+  dead.message = "failed after " + std::to_string(r.attempt) + " attempt(s): " + c.last_error;
+  if (dead_letters_.size() >= options_.max_dead_letters && !dead_letters_.empty()) {
+    dead_letters_.erase(dead_letters_.begin());
+  }
+  if (options_.max_dead_letters > 0) dead_letters_.push_back(dead);
+  Emit(dead);
+  if (j.kind != JobKind::kOnce) {
+    AfterOccurrence(slot, now);
+    return;
+  }
+  if (c.rearm_at) {
+    const Instant at = *c.rearm_at;
+    c.rearm_at.reset();
+    if (j.active == 0) j.state = JobState::kWaiting;
+    Arm(slot, at);
+    return;
+  }
+  Task released;  // held by the returning run: nothing to release here
+  std::vector<Task> released_children;
+  Terminate(slot, JobState::kDead, dead.message, now, released);
+  EndChildren(slot, JobState::kDead, now, released_children);
+}
+
+// A periodic job's occurrence (with its retries) is over.
+void SchedulerImpl::AfterOccurrence(uint32_t slot, Instant now) {
+  Job& j = jobs_[slot];
+  JobCold& c = *j.cold;
+  c.retry_pending = false;
+  if (c.pause_after_run) {
+    if (j.active > 0) return;
+    c.pause_after_run = false;
+    c.buffered = false;
+    wheel_.Remove(slot);
+    j.state = JobState::kPaused;
+    if (c.reason.empty()) c.reason = "paused";
+    Emit(MakeEvent(EventType::kPaused, slot, now));
+    return;
+  }
+  if (j.active == 0) j.state = JobState::kWaiting;
+  if (c.buffered && j.active == 0) {
+    Arm(slot, now);  // FirePeriodic starts the buffered run
+  } else if (!wheel_.Contains(slot) && c.next_tick != kInstantMax) {
+    Arm(slot, c.next_tick);
+  }
+}
+
+// ---------------------------------------------------------------- state changes
+
+void SchedulerImpl::StopActiveRuns(Job& j) {
+  auto stop = [&](uint32_t run) {
+    Run& r = runs_[run];
+    r.stop.store(true, std::memory_order_release);
+    r.resolved = true;  // its outcome no longer counts; unstarted runs never start
+    run_wheel_.Remove(run);
+    --j.active;
+  };
+  if (j.cold) {
+    for (uint32_t run : j.cold->runs_active) stop(run);
+    j.cold->runs_active.clear();
+  } else if (j.run != kNoIndex) {
+    stop(j.run);
+    j.run = kNoIndex;
+  }
+}
+
+void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason, Instant now,
+                              Task& released) {
+  Job& j = jobs_[slot];
+  wheel_.Remove(slot);
+  StopActiveRuns(j);
+  j.state = state;
+  j.waits_parent = false;
+  if (j.cold) {
+    JobCold& c = *j.cold;
+    if (!reason.empty()) c.reason = std::move(reason);
+    c.retry_pending = false;
+    c.buffered = false;
+    c.pause_after_run = false;
+    c.rearm_at.reset();
+  } else if (state != JobState::kCompleted) {
+    Cold(j).reason = std::move(reason);
+  }
+  --live_jobs_;
+  retired_.push_back({slot, j.gen, now});
+  if (const int64_t purge_at = NextWake(); purge_at < armed_) {  // wake to forget it
+    armed_ = purge_at;
+    interrupt_.Signal();
+  }
+  if (j.held == 0) released = std::move(j.task);
+  if (state == JobState::kCancelled) {
+    ++stats_.cancelled;
+    Emit(MakeEvent(EventType::kCancelled, slot, now));
+  } else if (state == JobState::kCompleted) {
+    Emit(MakeEvent(EventType::kCompleted, slot, now));
+  }
+}
+
+void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
+  Job& parent = jobs_[slot];
+  if (!parent.cold) return;
+  const std::vector<JobId> children = std::move(parent.cold->children);
+  parent.cold->children.clear();
+  for (JobId id : children) {
+    Result<uint32_t> s = Resolve(JobRef(id));
+    if (!s.ok() || !jobs_[*s].waits_parent) continue;
+    Job& child = jobs_[*s];
+    JobCold& c = *child.cold;
+    child.waits_parent = false;
+    c.parent = JobId();
+    Plan plan;
+    plan.kind = child.kind;
+    plan.period = c.period;
+    plan.cron = c.cron;
+    plan.first_given = c.release_at.has_value() || child.kind == JobKind::kEvery;
+    plan.at = c.release_at.value_or(AddDuration(now, c.release_delay).value_or(kInstantMax));
+    FirstSchedule(*s, plan, now);
+    Event e = MakeEvent(EventType::kScheduled, *s, now);
+    e.message = "parent " + id.ToString() + " completed";
+    Emit(std::move(e));
+  }
+}
+
+void SchedulerImpl::EndChildren(uint32_t slot, JobState parent_state, Instant now,
+                                std::vector<Task>& released) {
+  Job& parent = jobs_[slot];
+  if (!parent.cold) return;
+  const std::vector<JobId> children = std::move(parent.cold->children);
+  parent.cold->children.clear();
+  const std::string why =
+      "parent " + IdText(slot) + (parent_state == JobState::kDead ? " is dead" : " was cancelled");
+  for (JobId id : children) {
+    Result<uint32_t> s = Resolve(JobRef(id));
+    if (!s.ok() || !jobs_[*s].waits_parent) continue;
+    released.emplace_back();
+    if (parent_state == JobState::kDead) {
+      ++stats_.dead;
+      Event dead = MakeEvent(EventType::kDead, *s, now);
+      dead.message = why;
+      if (options_.max_dead_letters > 0) dead_letters_.push_back(dead);
+      Emit(std::move(dead));
+    }
+    Terminate(*s, parent_state, why, now, released.back());
+    EndChildren(*s, parent_state, now, released);
+  }
+}
+
+Event SchedulerImpl::MakeEvent(EventType type, uint32_t slot, Instant now) const {
+  Event e;
+  e.type = type;
+  e.id = JobId(slot, jobs_[slot].gen);
+  e.key = KeyOf(jobs_[slot]);
+  e.at = now;
+  if (wheel_.Contains(slot)) e.next_run = jobs_[slot].due;
+  return e;
+}
+
+// Queued under mu_, so observers see events in the order they happened.
+void SchedulerImpl::Emit(Event e) {
+  if (events_) events_->Push(std::move(e));
+}
+
+// ---------------------------------------------------------------- idle, shutdown
+
+bool SchedulerImpl::WaitIdle(Duration timeout) { return WaitFor(timeout, true); }
+bool SchedulerImpl::WaitDispatched(Duration timeout) { return WaitFor(timeout, false); }
+
+bool SchedulerImpl::WaitFor(Duration timeout, bool runs_too) {
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+  Lock l(mu_);
+  const bool idle = idle_cv_.wait_until(l, until, [&] {
+    const int64_t now = ToUnixNanos(clock_->Now());
+    return (!runs_too || held_total_.load() == 0) && armed_ != INT64_MIN && NextWake() > now;
+  });
+  l.unlock();
+  if (!idle) return false;
+  return !runs_too || !events_ || events_->WaitDelivered(until);
+}
+
+ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
+  {
+    Lock l(mu_);
+    if (!shutting_down_) {
+      shutting_down_ = true;
+      for (uint32_t i = 0; i < runs_.size(); ++i) {
+        Run& r = runs_[i];
+        if (r.job != kNoIndex) r.stop.store(true, std::memory_order_release);
+      }
+    }
+  }
+  interrupt_.Signal();
+  ShutdownReport report;
+  Lock l(mu_);
+  auto done = [&] { return executing_ == 0; };
+  if (timeout > std::chrono::hours(24 * 365)) {
+    idle_cv_.wait(l, done);
+  } else {
+    idle_cv_.wait_for(l, timeout, done);
+  }
+  for (uint32_t i = 0; i < runs_.size(); ++i) {
+    const Run& r = runs_[i];
+    if (r.job != kNoIndex && r.started) report.unfinished.push_back(JobId(r.job, r.gen));
+  }
+  return report;
+}
+
+}  // namespace ax::internal

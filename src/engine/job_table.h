@@ -1,0 +1,124 @@
+// JobTable: the engine's job and run records, in chunked slabs so that a
+// record never moves (workers call a job's task and read a run's stop flag
+// through plain pointers while other jobs are added). All access is under the
+// scheduler's mutex, except where scheduler_impl.h says otherwise.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ax/cron.h"
+#include "ax/job_id.h"
+#include "ax/job_info.h"
+#include "ax/options.h"
+#include "ax/task.h"
+#include "ax/time.h"
+
+namespace ax::internal {
+
+inline constexpr uint32_t kNoIndex = UINT32_MAX;
+
+// Everything a job needs beyond the basics. Allocated only for jobs that have
+// a key, options, a period, children, or that failed: a plain one-shot job
+// with default options has none, which keeps a pending job small.
+struct JobCold {
+  std::string key;
+  RetryPolicy retry;
+  Duration timeout{0};
+  Duration slow_after{0};
+  Overlap overlap = Overlap::kSkip;
+  Misfire misfire = Misfire::kSkip;
+  int max_catch_up = 100;
+  int auto_pause_after = 10;
+
+  Duration period{0};                // kEvery
+  std::optional<CronSchedule> cron;  // kCron
+  Instant next_tick{};               // periodic: the schedule's next tick
+  Instant one_shot_at{};             // one-shot: deadline kept while paused
+
+  int attempt = 1;  // attempt of the next or current run
+  uint64_t runs = 0;
+  uint64_t failures = 0;
+  uint64_t skips = 0;
+  int consecutive_failures = 0;
+  std::string last_error;
+  std::string reason;
+
+  bool retry_pending = false;  // periodic: the wheel holds a retry
+  Instant retry_at{};
+  bool buffered = false;  // buffer_one: a tick waits for the run
+  Instant buffered_at{};
+  bool pause_after_run = false;
+  int catch_up = 0;                      // Misfire::kAll runs still owed
+  std::optional<Instant> rearm_at;       // SetDelay on a running one-shot
+  std::optional<Duration> resume_delay;  // SetDelay while paused
+
+  JobId parent;                       // valid while waiting for the parent
+  std::optional<Instant> release_at;  // child: run at this instant, or
+  Duration release_delay{0};          //   this long after the parent's success
+  std::vector<JobId> children;
+  std::vector<uint32_t> runs_active;  // run indices (overlap modes)
+};
+
+struct Job {
+  uint32_t gen = 0;
+  JobState state = JobState::kWaiting;
+  JobKind kind = JobKind::kOnce;
+  bool free = true;
+  bool waits_parent = false;
+  uint16_t active = 0;      // runs dispatched and not yet resolved
+  uint16_t held = 0;        // runs dispatched whose callback has not returned
+  uint32_t run = kNoIndex;  // the active run, for jobs without a cold record
+  Instant due{};            // the deadline on the wheel, when on it
+  Task task;
+  std::unique_ptr<JobCold> cold;
+};
+
+struct Run {
+  uint32_t job = kNoIndex;
+  uint32_t gen = 0;
+  int attempt = 1;
+  Instant scheduled{};
+  std::atomic<bool> stop{false};
+  bool started = false;
+  bool resolved = false;  // outcome decided (returned, timed out, replaced, cancelled)
+  bool slow_done = false;
+  Instant started_at{};
+  Instant timeout_at = kInstantMax;
+  Instant slow_at = kInstantMax;
+};
+
+// A slab of T in fixed chunks; indices are dense and records never move.
+template <class T>
+class Slab {
+ public:
+  T& operator[](uint32_t i) { return chunks_[i >> kShift][i & kMask]; }
+  const T& operator[](uint32_t i) const { return chunks_[i >> kShift][i & kMask]; }
+  uint32_t size() const { return size_; }
+  // Index of a fresh or recycled record (the caller resets its fields).
+  uint32_t Allocate() {
+    if (!free_.empty()) {
+      uint32_t i = free_.back();
+      free_.pop_back();
+      return i;
+    }
+    if ((size_ & kMask) == 0) chunks_.push_back(std::make_unique<T[]>(kChunk));
+    return size_++;
+  }
+  void Release(uint32_t i) { free_.push_back(i); }
+  size_t live() const { return size_ - free_.size(); }
+
+ private:
+  static constexpr uint32_t kShift = 12;
+  static constexpr uint32_t kChunk = 1u << kShift;
+  static constexpr uint32_t kMask = kChunk - 1;
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::vector<uint32_t> free_;
+  uint32_t size_ = 0;
+};
+
+}  // namespace ax::internal

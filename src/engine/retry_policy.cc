@@ -1,0 +1,64 @@
+#include "ax/retry_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "ax/stats.h"
+
+namespace ax {
+
+Status RetryPolicy::Validate() const {
+  if (max_attempts < 1) {
+    return Status::InvalidArgument("retry.max_attempts: must be at least 1, got " +
+                                   std::to_string(max_attempts));
+  }
+  if (base.count() < 0) return Status::InvalidArgument("retry.base: must not be negative");
+  if (cap.count() < 0) return Status::InvalidArgument("retry.cap: must not be negative");
+  return Status();
+}
+
+Duration RetryPolicy::DelayAfter(int attempt, double unit) const {
+  const int n = std::max(attempt, 1);
+  // Saturating arithmetic: the cap bounds every result.
+  const double b = static_cast<double>(base.count());
+  double wait = b;
+  switch (backoff) {
+    case Backoff::kFixed:
+      wait = b;
+      break;
+    case Backoff::kLinear:
+      wait = b * n;
+      break;
+    case Backoff::kExponential:
+      wait = b * std::pow(2.0, std::min(n - 1, 1000));
+      break;
+  }
+  wait = std::min(wait, static_cast<double>(cap.count()));
+  if (jitter) wait = wait / 2 + wait / 2 * std::clamp(unit, 0.0, 1.0);
+  return Duration(static_cast<int64_t>(wait));
+}
+
+void LatenessHistogram::Record(int64_t lateness_ns) {
+  size_t i = 0;
+  while (i < kBoundsNs.size() && lateness_ns >= kBoundsNs[i]) ++i;
+  ++counts[i];
+  ++count;
+  sum_ns += lateness_ns;
+  max_ns = std::max(max_ns, lateness_ns);
+}
+
+int64_t LatenessHistogram::QuantileUpperBoundNs(double q) const {
+  if (count == 0) return 0;
+  const auto rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count)));
+  uint64_t seen = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    seen += counts[i];
+    if (seen >= std::max<uint64_t>(rank, 1)) {
+      return i < kBoundsNs.size() ? kBoundsNs[i] : max_ns;
+    }
+  }
+  return max_ns;
+}
+
+}  // namespace ax

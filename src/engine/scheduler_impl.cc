@@ -1,0 +1,650 @@
+// SchedulerImpl: construction, submission, live changes and queries.
+// The scheduler thread and the run lifecycle are in dispatch.cc.
+#include "engine/scheduler_impl.h"
+
+#include <algorithm>
+
+namespace ax {
+
+Result<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerOptions options) {
+  if (options.workers < 0) {
+    return Status::InvalidArgument("workers: must not be negative, got " +
+                                   std::to_string(options.workers));
+  }
+  if (options.workers > 4096) {
+    return Status::InvalidArgument("workers: at most 4096, got " + std::to_string(options.workers));
+  }
+  if (options.retention.count() < 0) {
+    return Status::InvalidArgument("retention: must not be negative");
+  }
+  if (options.workers == 0) {
+    options.workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  if (!options.clock) options.clock = SystemClock::Get();
+  return std::unique_ptr<Scheduler>(new internal::SchedulerImpl(std::move(options)));
+}
+
+namespace internal {
+namespace {
+
+constexpr uint32_t kMaxSlots = UINT32_MAX - 1;
+
+std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+}  // namespace
+
+SchedulerImpl::SchedulerImpl(SchedulerOptions options)
+    : options_(std::move(options)),
+      clock_(options_.clock),
+      wheel_(ToUnixNanos(clock_->Now())),
+      run_wheel_(ToUnixNanos(clock_->Now())),
+      rng_(options_.seed) {
+  if (options_.observer || options_.on_dead_letter) {
+    events_ = std::make_unique<EventQueue>(options_.observer, options_.on_dead_letter);
+  }
+  stats_.workers = static_cast<uint64_t>(options_.workers);
+  pool_ = std::make_unique<WorkerPool>(options_.workers, [this](uint32_t run) { Execute(run); });
+  thread_ = std::thread([this] { Loop(); });
+}
+
+SchedulerImpl::~SchedulerImpl() {
+  (void)Shutdown(Duration::max());
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    loop_exit_ = true;
+  }
+  interrupt_.Signal();
+  thread_.join();
+  pool_->Stop();
+  pool_->Join();
+  // Tasks still held by jobs are destroyed with the table, no lock held.
+  events_.reset();
+}
+
+// ---------------------------------------------------------------- submission
+
+Result<JobId> SchedulerImpl::At(Instant when, Task task, JobOptions options) {
+  Plan p;
+  p.at = when;
+  return Submit(std::move(p), std::move(task), std::move(options));
+}
+
+Result<JobId> SchedulerImpl::After(Duration delay, Task task, JobOptions options) {
+  if (delay.count() < 0) {
+    return Status::InvalidArgument("delay: must not be negative, got " +
+                                   std::to_string(delay.count()) + "ns");
+  }
+  Plan p;
+  p.delay = delay;
+  return Submit(std::move(p), std::move(task), std::move(options));
+}
+
+Result<JobId> SchedulerImpl::Every(Duration period, Task task, JobOptions options) {
+  Plan p;
+  p.kind = JobKind::kEvery;
+  p.period = period;
+  return Submit(std::move(p), std::move(task), std::move(options));
+}
+
+Result<JobId> SchedulerImpl::Every(Duration period, Instant first, Task task, JobOptions options) {
+  Plan p;
+  p.kind = JobKind::kEvery;
+  p.period = period;
+  p.at = first;
+  p.first_given = true;
+  return Submit(std::move(p), std::move(task), std::move(options));
+}
+
+Result<JobId> SchedulerImpl::Cron(std::string_view expr, std::string_view tz, Task task,
+                                  JobOptions options) {
+  Result<CronSchedule> c = CronSchedule::Parse(expr, tz);
+  if (!c.ok()) return c.status();
+  if (std::optional<Duration> every = c->every()) {
+    return Every(*every, std::move(task), std::move(options));
+  }
+  Plan p;
+  p.kind = JobKind::kCron;
+  p.cron = std::move(*c);
+  return Submit(std::move(p), std::move(task), std::move(options));
+}
+
+Result<JobId> SchedulerImpl::Cron(std::string_view expr, std::string_view tz, Instant first,
+                                  Task task, JobOptions options) {
+  Result<CronSchedule> c = CronSchedule::Parse(expr, tz);
+  if (!c.ok()) return c.status();
+  if (std::optional<Duration> every = c->every()) {
+    return Every(*every, first, std::move(task), std::move(options));
+  }
+  Plan p;
+  p.kind = JobKind::kCron;
+  p.cron = std::move(*c);
+  p.at = first;
+  p.first_given = true;
+  return Submit(std::move(p), std::move(task), std::move(options));
+}
+
+Status SchedulerImpl::ValidateOptions(const JobOptions& o) const {
+  if (!o.key.empty() && o.key[0] == '#') {
+    return Status::InvalidArgument("key: " + Quote(o.key) +
+                                   " may not start with '#' (reserved for generated ids)");
+  }
+  AX_RETURN_IF_ERROR(o.retry.Validate());
+  if (o.timeout.count() < 0) return Status::InvalidArgument("timeout: must not be negative");
+  if (o.slow_after.count() < 0) {
+    return Status::InvalidArgument("slow_after: must not be negative");
+  }
+  if (o.auto_pause_after < 0) {
+    return Status::InvalidArgument("auto_pause_after: must not be negative");
+  }
+  if (o.max_catch_up < 1) return Status::InvalidArgument("max_catch_up: must be at least 1");
+  return Status();
+}
+
+// Whether a job needs its cold record from the start.
+static bool NeedsCold(const JobOptions& o, JobKind kind) {
+  static const JobOptions kDefaults;
+  return kind != JobKind::kOnce || !o.key.empty() || o.retry.max_attempts != 1 ||
+         o.timeout.count() != 0 || o.slow_after.count() != 0 || !o.parent.empty() ||
+         o.overlap != kDefaults.overlap || o.misfire != kDefaults.misfire;
+}
+
+Result<JobId> SchedulerImpl::Submit(Plan plan, Task task, JobOptions options) {
+  if (!task) return Status::InvalidArgument("task: empty callable");
+  if (plan.kind == JobKind::kEvery && plan.period.count() <= 0) {
+    return Status::InvalidArgument("period: must be positive, got " +
+                                   std::to_string(plan.period.count()) + "ns");
+  }
+  AX_RETURN_IF_ERROR(ValidateOptions(options));
+  Task rejected;  // destroyed after unlocking when the submission is refused
+  Lock l(mu_);
+  if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
+  const Instant now = clock_->Now();
+  if (plan.delay) {
+    std::optional<Instant> at = AddDuration(now, *plan.delay);
+    if (!at) return Status::InvalidArgument("delay: now + delay overflows the time range");
+    plan.at = *at;
+  }
+  if (plan.kind == JobKind::kEvery && !plan.first_given) {
+    std::optional<Instant> at = AddDuration(now, plan.period);
+    if (!at) return Status::InvalidArgument("period: now + period overflows the time range");
+    plan.at = *at;
+  }
+  if (plan.kind == JobKind::kEvery && !AddDuration(plan.at, plan.period)) {
+    return Status::InvalidArgument("period: first + period overflows the time range");
+  }
+  // Parent.
+  uint32_t parent = kNoIndex;
+  if (!options.parent.empty()) {
+    Result<uint32_t> p = Resolve(JobRef(options.parent));
+    if (!p.ok()) return Status::NotFound("parent: job " + Quote(options.parent) + " not found");
+    parent = *p;
+    const Job& pj = jobs_[parent];
+    if (pj.kind != JobKind::kOnce) {
+      return Status::InvalidArgument("parent: job " + Quote(options.parent) +
+                                     " is periodic; a parent must be a one-shot job");
+    }
+    if (pj.state == JobState::kCancelled || pj.state == JobState::kDead) {
+      return Status::InvalidState("parent: job " + Quote(options.parent) + " is " +
+                                  std::string(JobStateName(pj.state)));
+    }
+  }
+  // Key.
+  if (!options.key.empty()) {
+    auto it = keys_.find(options.key);
+    if (it != keys_.end()) {
+      const Job& existing = jobs_[it->second];
+      if (!IsTerminal(existing.state)) {
+        if (options.return_existing) return JobId(it->second, existing.gen);
+        return Status::AlreadyExists("key: job " + Quote(options.key) + " already exists (" +
+                                     IdText(it->second) + ", " +
+                                     std::string(JobStateName(existing.state)) + ")");
+      }
+      keys_.erase(it);  // the retained terminal job keeps its info, not the key
+    }
+  }
+  if (options_.max_jobs != 0 && live_jobs_ >= options_.max_jobs) {
+    return Status::Unavailable("scheduler is full: max_jobs = " +
+                               std::to_string(options_.max_jobs));
+  }
+  if (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots) {
+    return Status::Unavailable("scheduler is full: 2^32-1 jobs");
+  }
+  const uint32_t slot = jobs_.Allocate();
+  Job& j = jobs_[slot];
+  j.gen = j.gen + 1 == 0 ? 1 : j.gen + 1;
+  j.free = false;
+  j.kind = plan.kind;
+  j.state = JobState::kWaiting;
+  j.active = 0;
+  j.held = 0;
+  j.waits_parent = false;
+  j.task = std::move(task);
+  if (NeedsCold(options, plan.kind)) {
+    JobCold& c = Cold(j);
+    c.key = options.key;
+    c.retry = options.retry;
+    c.timeout = options.timeout;
+    c.slow_after = options.slow_after;
+    c.overlap = options.overlap;
+    c.misfire = options.misfire;
+    c.max_catch_up = options.max_catch_up;
+    c.auto_pause_after = options.auto_pause_after;
+    c.period = plan.period;
+    c.cron = plan.cron;
+  }
+  if (!options.key.empty()) keys_.emplace(options.key, slot);
+  ++live_jobs_;
+  if (parent != kNoIndex && jobs_[parent].state != JobState::kCompleted) {
+    JobCold& c = Cold(j);
+    c.parent = JobId(parent, jobs_[parent].gen);
+    if (plan.delay) {
+      c.release_delay = *plan.delay;
+    } else if (plan.kind == JobKind::kEvery && !plan.first_given) {
+      c.release_delay = plan.period;
+    } else if (plan.kind == JobKind::kOnce || plan.first_given) {
+      c.release_at = plan.at;
+    }
+    j.waits_parent = true;
+    Cold(jobs_[parent]).children.push_back(JobId(slot, j.gen));
+  } else {
+    FirstSchedule(slot, plan, now);
+  }
+  const JobId id(slot, j.gen);
+  Emit(MakeEvent(EventType::kScheduled, slot, now));
+  l.unlock();
+  return id;
+}
+
+// Puts a new (or released) job on the wheel. REQUIRES mu_.
+void SchedulerImpl::FirstSchedule(uint32_t slot, const Plan& plan, Instant now) {
+  Job& j = jobs_[slot];
+  switch (plan.kind) {
+    case JobKind::kOnce:
+      Arm(slot, plan.at);
+      return;
+    case JobKind::kEvery:
+    case JobKind::kCron: {
+      Instant first = plan.at;
+      if (plan.kind == JobKind::kCron && !plan.first_given) {
+        std::optional<Instant> t = j.cold->cron->Next(now);
+        if (!t) {
+          j.state = JobState::kDead;
+          j.cold->reason = "cron: no fire instant within the time range";
+          return;
+        }
+        first = *t;
+      }
+      ApplySubmitMisfire(slot, first, now);
+      return;
+    }
+  }
+}
+
+// A periodic job whose first tick has passed (a restored durable job): the
+// ticks that passed are misfires, handled per SPEC 3.5. REQUIRES mu_.
+void SchedulerImpl::ApplySubmitMisfire(uint32_t slot, Instant first, Instant now) {
+  Job& j = jobs_[slot];
+  JobCold& c = *j.cold;
+  // Ticks <= now, newest last; bounded by max_catch_up + 1.
+  std::vector<Instant> past;
+  Instant t = first;
+  uint64_t missed = 0;
+  while (t <= now) {
+    ++missed;
+    past.push_back(t);
+    if (past.size() > static_cast<size_t>(c.max_catch_up)) past.erase(past.begin());
+    std::optional<Instant> n = NextTick(j, t);
+    if (!n) break;
+    if (j.kind == JobKind::kEvery && *n <= now && missed == 1) {
+      // Jump over whole periods arithmetically; only the last few matter.
+      const int64_t k = (ToUnixNanos(now) - ToUnixNanos(*n)) / c.period.count();
+      const int64_t keep = std::min<int64_t>(k, c.max_catch_up + 1);
+      missed += static_cast<uint64_t>(k - keep);
+      t = *n + c.period * (k - keep);
+      continue;
+    }
+    t = *n;
+  }
+  c.next_tick = t;
+  if (missed == 0) {
+    Arm(slot, t);
+    return;
+  }
+  uint64_t skipped = missed;
+  switch (c.misfire) {
+    case Misfire::kSkip:
+      Arm(slot, t);
+      break;
+    case Misfire::kOnce:
+      skipped = missed - 1;
+      Arm(slot, past.back());
+      c.next_tick = past.back();
+      break;
+    case Misfire::kAll:
+      skipped = missed - past.size();
+      c.catch_up = static_cast<int>(past.size());
+      c.next_tick = past.front();
+      Arm(slot, past.front());
+      break;
+  }
+  if (skipped > 0) {
+    c.skips += skipped;
+    stats_.skipped += skipped;
+    Event e = MakeEvent(EventType::kSkipped, slot, now);
+    e.count = skipped;
+    e.message = "missed ticks (misfire " + std::string(MisfireName(c.misfire)) + ")";
+    Emit(std::move(e));
+  }
+}
+
+Status SchedulerImpl::RegisterHandler(std::string type, Handler handler) {
+  if (type.empty()) return Status::InvalidArgument("handler type: must not be empty");
+  if (!handler) return Status::InvalidArgument("handler: empty function");
+  std::lock_guard<std::mutex> l(mu_);
+  if (!handlers_.emplace(type, std::move(handler)).second) {
+    return Status::AlreadyExists("handler type " + Quote(type) + " is already registered");
+  }
+  return Status();
+}
+
+Result<Task> SchedulerImpl::BindHandler(std::string_view type, std::string payload) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = handlers_.find(std::string(type));
+  if (it == handlers_.end()) {
+    return Status::NotFound("handler type " + Quote(type) + " is not registered");
+  }
+  auto bound = std::make_unique<std::pair<Handler, std::string>>(it->second, std::move(payload));
+  return Task([b = std::move(bound)](const RunContext& ctx) { return b->first(ctx, b->second); });
+}
+
+// ---------------------------------------------------------------- live changes
+
+Status SchedulerImpl::Cancel(JobRef ref) {
+  Task released;
+  std::vector<Task> released_children;
+  {
+    Lock l(mu_);
+    if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
+    Result<uint32_t> s = Resolve(ref);
+    if (!s.ok()) return s.status();
+    const uint32_t slot = *s;
+    Job& j = jobs_[slot];
+    if (IsTerminal(j.state)) {
+      return Status::InvalidState("cancel: job " + IdText(slot) + " is already " +
+                                  std::string(JobStateName(j.state)));
+    }
+    const Instant now = clock_->Now();
+    Terminate(slot, JobState::kCancelled, "cancelled", now, released);
+    EndChildren(slot, JobState::kCancelled, now, released_children);
+  }
+  return Status();  // `released` destroys the callback's captures here, unlocked
+}
+
+Status SchedulerImpl::Pause(JobRef ref) {
+  {
+    Lock l(mu_);
+    if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
+    Result<uint32_t> s = Resolve(ref);
+    if (!s.ok()) return s.status();
+    const uint32_t slot = *s;
+    Job& j = jobs_[slot];
+    const Instant now = clock_->Now();
+    if (j.state == JobState::kRunning) {
+      if (j.kind == JobKind::kOnce) {
+        return Status::InvalidState("pause: job " + IdText(slot) +
+                                    " is a running one-shot job; cancel it instead");
+      }
+      JobCold& c = Cold(j);
+      if (c.pause_after_run) {
+        return Status::InvalidState("pause: job " + IdText(slot) + " already pauses after its run");
+      }
+      c.pause_after_run = true;
+      c.buffered = false;
+      wheel_.Remove(slot);
+      return Status();
+    }
+    if (j.state != JobState::kWaiting) {
+      return Status::InvalidState("pause: job " + IdText(slot) + " is " +
+                                  std::string(JobStateName(j.state)));
+    }
+    JobCold& c = Cold(j);
+    if (j.kind == JobKind::kOnce && wheel_.Contains(slot)) c.one_shot_at = j.due;
+    wheel_.Remove(slot);
+    c.retry_pending = false;
+    j.state = JobState::kPaused;
+    c.reason = "paused";
+    Emit(MakeEvent(EventType::kPaused, slot, now));
+  }
+  return Status();
+}
+
+Status SchedulerImpl::Resume(JobRef ref) {
+  {
+    Lock l(mu_);
+    if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
+    Result<uint32_t> s = Resolve(ref);
+    if (!s.ok()) return s.status();
+    const uint32_t slot = *s;
+    Job& j = jobs_[slot];
+    if (j.state != JobState::kPaused) {
+      return Status::InvalidState("resume: job " + IdText(slot) + " is " +
+                                  std::string(JobStateName(j.state)) + ", not paused");
+    }
+    const Instant now = clock_->Now();
+    JobCold& c = Cold(j);
+    std::optional<Instant> next;
+    if (c.resume_delay) {
+      next = AddDuration(now, *c.resume_delay);
+    } else if (j.kind == JobKind::kOnce) {
+      next = c.one_shot_at;  // passed while paused: runs at once
+    } else {
+      next = NextTick(j, now);  // no catch-up: one period after the resume
+      if (j.kind == JobKind::kEvery) next = AddDuration(now, c.period);
+    }
+    c.resume_delay.reset();
+    c.reason.clear();
+    c.consecutive_failures = 0;
+    c.attempt = 1;
+    j.state = JobState::kWaiting;
+    if (!next) next = kInstantMax;
+    if (j.kind != JobKind::kOnce) c.next_tick = *next;
+    Arm(slot, *next);
+    Emit(MakeEvent(EventType::kResumed, slot, now));
+  }
+  return Status();
+}
+
+Status SchedulerImpl::SetDelay(JobRef ref, Duration delay) {
+  if (delay.count() < 0) {
+    return Status::InvalidArgument("delay: must not be negative, got " +
+                                   std::to_string(delay.count()) + "ns");
+  }
+  {
+    Lock l(mu_);
+    if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
+    Result<uint32_t> s = Resolve(ref);
+    if (!s.ok()) return s.status();
+    const uint32_t slot = *s;
+    Job& j = jobs_[slot];
+    const Instant now = clock_->Now();
+    std::optional<Instant> at = AddDuration(now, delay);
+    if (!at) return Status::InvalidArgument("delay: now + delay overflows the time range");
+    switch (j.state) {
+      case JobState::kPaused:
+        Cold(j).resume_delay = delay;
+        return Status();
+      case JobState::kWaiting:
+        if (j.waits_parent) {
+          Cold(j).release_delay = delay;
+          Cold(j).release_at.reset();
+          return Status();
+        }
+        if (j.kind != JobKind::kOnce) {
+          Cold(j).next_tick = *at;
+          Cold(j).retry_pending = false;
+          Cold(j).attempt = 1;
+        }
+        Arm(slot, *at);
+        break;
+      case JobState::kRunning:
+        if (j.kind == JobKind::kOnce) {
+          Cold(j).rearm_at = *at;  // the next run, after this one
+        } else {
+          Cold(j).next_tick = *at;
+          if (!Cold(j).pause_after_run) Arm(slot, *at);
+        }
+        break;
+      default:
+        return Status::InvalidState("set_delay: job " + IdText(slot) + " is " +
+                                    std::string(JobStateName(j.state)));
+    }
+    Event e = MakeEvent(EventType::kScheduled, slot, now);
+    e.next_run = *at;
+    Emit(std::move(e));
+  }
+  return Status();
+}
+
+Status SchedulerImpl::SetPeriod(JobRef ref, Duration period) {
+  if (period.count() <= 0) {
+    return Status::InvalidArgument("period: must be positive, got " +
+                                   std::to_string(period.count()) + "ns");
+  }
+  Lock l(mu_);
+  if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
+  Result<uint32_t> s = Resolve(ref);
+  if (!s.ok()) return s.status();
+  Job& j = jobs_[*s];
+  if (IsTerminal(j.state)) {
+    return Status::InvalidState("set_period: job " + IdText(*s) + " is " +
+                                std::string(JobStateName(j.state)));
+  }
+  if (j.kind != JobKind::kEvery) {
+    return Status::InvalidState("set_period: job " + IdText(*s) + " is a " +
+                                std::string(JobKindName(j.kind)) +
+                                " job; only periodic (every) jobs have a period");
+  }
+  j.cold->period = period;  // the next run stays where it is
+  return Status();
+}
+
+// ---------------------------------------------------------------- queries
+
+Result<JobInfo> SchedulerImpl::Info(JobRef ref) const {
+  std::lock_guard<std::mutex> l(mu_);
+  Result<uint32_t> s = Resolve(ref);
+  if (!s.ok()) return s.status();
+  return MakeInfo(*s);
+}
+
+Result<JobId> SchedulerImpl::Find(std::string_view key) const {
+  std::lock_guard<std::mutex> l(mu_);
+  Result<uint32_t> s = Resolve(JobRef(key));
+  if (!s.ok()) return s.status();
+  return JobId(*s, jobs_[*s].gen);
+}
+
+std::vector<JobInfo> SchedulerImpl::List(std::optional<JobState> state, size_t limit) const {
+  std::vector<JobInfo> out;
+  std::lock_guard<std::mutex> l(mu_);
+  for (uint32_t i = 0; i < jobs_.size() && out.size() < limit; ++i) {
+    const Job& j = jobs_[i];
+    if (j.free || (state && j.state != *state)) continue;
+    out.push_back(MakeInfo(i));
+  }
+  return out;
+}
+
+std::vector<Event> SchedulerImpl::DeadLetters() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return dead_letters_;
+}
+
+Stats SchedulerImpl::GetStats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  Stats s = stats_;
+  s.pending = 0;
+  s.paused = 0;
+  s.running = 0;
+  for (uint32_t i = 0; i < jobs_.size(); ++i) {
+    const Job& j = jobs_[i];
+    if (j.free) continue;
+    if (j.state == JobState::kWaiting) ++s.pending;
+    if (j.state == JobState::kPaused) ++s.paused;
+    if (j.state == JobState::kRunning) ++s.running;
+  }
+  s.queue_depth = pool_->QueueDepth();
+  s.busy_workers = static_cast<uint64_t>(pool_->busy());
+  return s;
+}
+
+// ---------------------------------------------------------------- helpers
+
+Result<uint32_t> SchedulerImpl::Resolve(const JobRef& ref) const {
+  JobId id = ref.id();
+  if (!ref.is_id()) {
+    if (std::optional<JobId> parsed = JobId::Parse(ref.key())) {
+      id = *parsed;
+    } else {
+      auto it = keys_.find(std::string(ref.key()));
+      if (it == keys_.end()) return Status::NotFound("job " + Quote(ref.key()) + " not found");
+      return it->second;
+    }
+  }
+  if (!id.valid() || id.slot() >= jobs_.size() || jobs_[id.slot()].free ||
+      jobs_[id.slot()].gen != id.generation()) {
+    return Status::NotFound("job " + id.ToString() + " not found");
+  }
+  return id.slot();
+}
+
+JobCold& SchedulerImpl::Cold(Job& j) {
+  if (!j.cold) {
+    j.cold = std::make_unique<JobCold>();
+    if (j.run != kNoIndex) {  // the active run moves to the cold record's list
+      j.cold->runs_active.push_back(j.run);
+      j.run = kNoIndex;
+    }
+  }
+  return *j.cold;
+}
+
+std::string SchedulerImpl::KeyOf(const Job& j) const { return j.cold ? j.cold->key : ""; }
+
+std::string SchedulerImpl::IdText(uint32_t slot) const {
+  const Job& j = jobs_[slot];
+  if (j.cold && !j.cold->key.empty()) return Quote(j.cold->key);
+  return JobId(slot, j.gen).ToString();
+}
+
+JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
+  const Job& j = jobs_[slot];
+  JobInfo info;
+  info.id = JobId(slot, j.gen);
+  info.kind = j.kind;
+  info.state = j.state;
+  if (wheel_.Contains(slot)) info.next_run = j.due;
+  if (const JobCold* c = j.cold.get()) {
+    info.key = c->key;
+    info.period = c->period;
+    if (c->cron) {
+      info.cron = c->cron->expr();
+      info.tz = c->cron->tz();
+    }
+    info.attempt = c->attempt;
+    info.runs = c->runs;
+    info.failures = c->failures;
+    info.skips = c->skips;
+    info.consecutive_failures = c->consecutive_failures;
+    info.last_error = c->last_error;
+    info.reason = c->reason;
+    if (j.waits_parent) info.parent = c->parent.ToString();
+  } else {
+    info.attempt = 1;
+    info.runs = (j.state == JobState::kRunning || j.state == JobState::kCompleted) ? 1 : 0;
+  }
+  return info;
+}
+
+}  // namespace internal
+}  // namespace ax

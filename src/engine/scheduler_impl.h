@@ -1,0 +1,170 @@
+// SchedulerImpl: the engine behind ax::Scheduler.
+//
+// Ground rules
+// - One mutex (mu_) guards the job table, both timer wheels, the key map and
+//   the counters. Lock scopes are short and never contain user code: tasks
+//   run, and are destroyed, outside it; observer events are queued under it
+//   and delivered by the EventQueue thread.
+// - The scheduler thread (Loop) sleeps on the clock until the earliest
+//   deadline (`armed_`); a call that inserts an earlier one signals it. It pops
+//   due jobs in batches, decides their runs under the lock, and hands the run
+//   numbers to the WorkerPool after unlocking, so it never waits for a worker.
+// - A job's logical state (Running, the attempt's outcome) is separate from
+//   its physical runs (`held`): a timed-out run is resolved at once, while its
+//   callback may still be executing; the task is released only when no
+//   callback holds it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "ax/scheduler.h"
+
+#include "engine/event_queue.h"
+#include "engine/job_table.h"
+#include "engine/worker_pool.h"
+#include "timer/reference_queue.h"
+
+namespace ax::internal {
+
+using TimerWheel = ReferenceQueue;
+
+class SchedulerImpl final : public Scheduler {
+ public:
+  explicit SchedulerImpl(SchedulerOptions options);
+  ~SchedulerImpl() override;
+
+  Result<JobId> At(Instant when, Task task, JobOptions options) override;
+  Result<JobId> After(Duration delay, Task task, JobOptions options) override;
+  Result<JobId> Every(Duration period, Task task, JobOptions options) override;
+  Result<JobId> Every(Duration period, Instant first, Task task, JobOptions options) override;
+  Result<JobId> Cron(std::string_view expr, std::string_view tz, Task task,
+                     JobOptions options) override;
+  Result<JobId> Cron(std::string_view expr, std::string_view tz, Instant first, Task task,
+                     JobOptions options) override;
+  Status RegisterHandler(std::string type, Handler handler) override;
+  Result<Task> BindHandler(std::string_view type, std::string payload) const override;
+
+  Status Cancel(JobRef job) override;
+  Status Pause(JobRef job) override;
+  Status Resume(JobRef job) override;
+  Status SetDelay(JobRef job, Duration delay) override;
+  Status SetPeriod(JobRef job, Duration period) override;
+
+  Result<JobInfo> Info(JobRef job) const override;
+  Result<JobId> Find(std::string_view key) const override;
+  std::vector<JobInfo> List(std::optional<JobState> state, size_t limit) const override;
+  std::vector<Event> DeadLetters() const override;
+  Stats GetStats() const override;
+  Instant Now() const override { return clock_->Now(); }
+  bool WaitIdle(Duration timeout) override;
+  bool WaitDispatched(Duration timeout) override;
+  ShutdownReport Shutdown(Duration timeout) override;
+
+ private:
+  using Lock = std::unique_lock<std::mutex>;
+
+  // How a new job is first scheduled.
+  struct Plan {
+    JobKind kind = JobKind::kOnce;
+    Instant at{};                   // once: deadline; periodic: first tick
+    std::optional<Duration> delay;  // once via After: counts from the parent
+    Duration period{0};
+    std::optional<CronSchedule> cron;
+    bool first_given = false;  // periodic: `at` came from the caller
+  };
+
+  // ---- submission
+  Result<JobId> Submit(Plan plan, Task task, JobOptions options);
+  Status ValidateOptions(const JobOptions& o) const;
+  void FirstSchedule(uint32_t slot, const Plan& plan, Instant now);
+  void ApplySubmitMisfire(uint32_t slot, Instant first, Instant now);
+
+  // ---- lookups (REQUIRES mu_)
+  Result<uint32_t> Resolve(const JobRef& ref) const;
+  JobCold& Cold(Job& j);
+  std::string KeyOf(const Job& j) const;
+  std::string IdText(uint32_t slot) const;
+  JobInfo MakeInfo(uint32_t slot) const;
+
+  // ---- timers (REQUIRES mu_)
+  void Arm(uint32_t slot, Instant deadline);
+  void ArmRunTimer(uint32_t run);
+  std::optional<Instant> NextTick(const Job& j, Instant after) const;
+
+  // ---- the scheduler thread
+  void Loop();
+  size_t ProcessDue(Instant now, std::vector<uint32_t>& dispatch);
+  void Fire(uint32_t slot, Instant now, std::vector<uint32_t>& dispatch);
+  void FirePeriodic(uint32_t slot, Instant due, Instant now, std::vector<uint32_t>& dispatch);
+  void FireRunTimer(uint32_t run, Instant now);
+  uint32_t NewRun(uint32_t slot, int attempt, Instant scheduled);
+  void PurgeRetired(Instant now);
+
+  // ---- runs (worker threads)
+  void Execute(uint32_t run);
+  bool Start(uint32_t run, Task*& task, std::optional<RunContext>& ctx);
+  // Decides the outcome of an attempt. REQUIRES mu_.
+  void Resolve(uint32_t run, const Status& status, Instant now);
+  void ResolveSuccess(uint32_t slot, Instant now);
+  void ResolveFailure(uint32_t slot, const Run& r, const Status& status, Instant now);
+  void AfterOccurrence(uint32_t slot, Instant now);
+  void ReleaseRun(uint32_t run, Task& released);
+  void FinishHeld(Task& released);
+  int64_t NextWake();
+
+  // ---- state changes (REQUIRES mu_)
+  void Terminate(uint32_t slot, JobState state, std::string reason, Instant now, Task& released);
+  void ReleaseChildren(uint32_t slot, Instant now);
+  void EndChildren(uint32_t slot, JobState parent_state, Instant now, std::vector<Task>& released);
+  void StopActiveRuns(Job& j);
+  Event MakeEvent(EventType type, uint32_t slot, Instant now) const;
+  void Emit(Event e);
+  bool WaitFor(Duration timeout, bool runs_too);
+
+  // Constant after construction.
+  const SchedulerOptions options_;
+  const std::shared_ptr<Clock> clock_;
+  std::unique_ptr<EventQueue> events_;  // null without an observer
+
+  mutable std::mutex mu_;
+  // Protected by mu_.
+  Slab<Job> jobs_;
+  Slab<Run> runs_;
+  TimerWheel wheel_;      // job slot -> next deadline
+  TimerWheel run_wheel_;  // run -> its timeout or slow threshold
+  std::unordered_map<std::string, uint32_t> keys_;
+  std::unordered_map<std::string, Handler, std::hash<std::string>> handlers_;
+  struct Retired {
+    uint32_t slot;
+    uint32_t gen;
+    Instant at;
+  };
+  std::vector<Retired> retired_;  // FIFO by `at` (a ring would do; purge is rare)
+  size_t retired_head_ = 0;
+  std::vector<Event> dead_letters_;
+  size_t live_jobs_ = 0;
+  std::atomic<uint64_t> held_total_{0};  // runs dispatched and not yet finished
+  uint64_t executing_ = 0;     // of those, the ones that started
+  std::vector<uint32_t> due_;  // scratch of the scheduler thread
+  std::vector<uint32_t> run_due_;
+  int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until
+  bool shutting_down_ = false;
+  bool loop_exit_ = false;
+  Stats stats_;
+  std::mt19937_64 rng_;
+
+  std::condition_variable idle_cv_;
+  Interrupt interrupt_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::thread thread_;
+};
+
+}  // namespace ax::internal

@@ -1,0 +1,49 @@
+// WorkerPool: the threads that run callbacks. The scheduler thread hands
+// them run numbers through a lock-free queue (moodycamel's
+// BlockingConcurrentQueue), so handing off never blocks the scheduler, even
+// with a million runs due at once (SPEC 2.4). Each worker takes one run at a
+// time, so a slow callback holds up only its own worker.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include <concurrentqueue/blockingconcurrentqueue.h>
+
+namespace ax::internal {
+
+class WorkerPool {
+ public:
+  // Starts `threads` workers calling `run(item)` for each pushed item.
+  WorkerPool(int threads, std::function<void(uint32_t)> run);
+  ~WorkerPool();  // Stop() + Join()
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Any thread; never blocks.
+  void Push(const uint32_t* items, size_t n);
+  // Workers exit once they see the stop (items still queued are dropped, and
+  // reported to `run` no more). Does not wait.
+  void Stop();
+  // Waits for every worker thread to exit.
+  void Join();
+
+  size_t QueueDepth() const { return queue_.size_approx(); }
+  int busy() const { return busy_.load(std::memory_order_relaxed); }
+  int size() const { return static_cast<int>(threads_.size()); }
+
+ private:
+  static constexpr uint32_t kStopItem = UINT32_MAX;
+  void Loop();
+
+  std::function<void(uint32_t)> run_;
+  moodycamel::BlockingConcurrentQueue<uint32_t> queue_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> busy_{0};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace ax::internal

@@ -1,0 +1,242 @@
+// SPEC 2.8 (live changes) and 2.9 (dependencies).
+#include <thread>
+
+#include "fixture.h"
+
+namespace ax::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ChangesTest : public EngineTest {};
+
+TEST_F(ChangesTest, Engine_2_8_SetDelayResetsADeviceOfflineAlarm) {
+  std::atomic<int> alarms{0};
+  JobOptions o;
+  o.key = "device-7-offline";
+  ASSERT_TRUE(s_->After(
+                    minutes(5), [&] { ++alarms; }, o)
+                  .ok());
+  for (int i = 0; i < 10; ++i) {  // a heartbeat every 4 minutes
+    Advance(minutes(4));
+    AX_ASSERT_OK(s_->SetDelay("device-7-offline", minutes(5)));
+  }
+  EXPECT_EQ(alarms, 0);
+  Advance(minutes(5));  // heartbeats stopped
+  EXPECT_EQ(alarms, 1);
+}
+
+TEST_F(ChangesTest, Engine_2_8_SetDelayOnAPeriodicJobMovesTheNextRunThenThePeriodResumes) {
+  std::vector<Instant> at;
+  std::mutex mu;
+  Result<JobId> a = s_->Every(seconds(10), [&](const RunContext& c) {
+    std::lock_guard<std::mutex> l(mu);
+    at.push_back(c.scheduled_at());
+  });
+  AX_ASSERT_OK(s_->SetDelay(*a, seconds(3)));
+  Advance(seconds(3));
+  Advance(seconds(10));
+  EXPECT_EQ(at, (std::vector<Instant>{kStart + seconds(3), kStart + seconds(13)}));
+}
+
+TEST_F(ChangesTest, Engine_2_8_SetPeriodKeepsTheCurrentDeadline) {
+  std::vector<Instant> at;
+  std::mutex mu;
+  Result<JobId> a = s_->Every(seconds(10), [&](const RunContext& c) {
+    std::lock_guard<std::mutex> l(mu);
+    at.push_back(c.scheduled_at());
+  });
+  Advance(seconds(4));
+  AX_ASSERT_OK(s_->SetPeriod(*a, seconds(3)));
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(10));
+  EXPECT_EQ(InfoOf(*a).period, seconds(3));
+  Advance(seconds(6));
+  Advance(seconds(3));
+  EXPECT_EQ(at, (std::vector<Instant>{kStart + seconds(10), kStart + seconds(13)}));
+  Result<JobId> once = s_->After(seconds(1), [] {});
+  EXPECT_TRUE(HasCode(s_->SetPeriod(*once, seconds(1)), StatusCode::kInvalidState));
+}
+
+TEST_F(ChangesTest, Engine_2_8_PauseResumeHasNoCatchUp) {
+  std::vector<Instant> at;
+  std::mutex mu;
+  Result<JobId> a = s_->Every(seconds(10), [&](const RunContext& c) {
+    std::lock_guard<std::mutex> l(mu);
+    at.push_back(c.scheduled_at());
+  });
+  Advance(seconds(10));
+  AX_ASSERT_OK(s_->Pause(*a));
+  Advance(seconds(95));
+  AX_ASSERT_OK(s_->Resume(*a));
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(115));
+  Advance(seconds(10));
+  EXPECT_EQ(at, (std::vector<Instant>{kStart + seconds(10), kStart + seconds(115)}));
+  EXPECT_EQ(CountEvents(*a, EventType::kPaused), 1u);
+  EXPECT_EQ(CountEvents(*a, EventType::kResumed), 1u);
+}
+
+TEST_F(ChangesTest, Engine_2_8_OneShotWhoseDeadlinePassedWhilePausedRunsAtOnce) {
+  std::atomic<int> runs{0};
+  Result<JobId> a = s_->After(seconds(10), [&] { ++runs; });
+  AX_ASSERT_OK(s_->Pause(*a));
+  Advance(seconds(60));
+  EXPECT_EQ(runs, 0);
+  AX_ASSERT_OK(s_->Resume(*a));
+  Settle();
+  EXPECT_EQ(runs, 1);
+}
+
+TEST_F(ChangesTest, Engine_2_8_OneShotNotYetDueKeepsItsDeadlineAcrossPause) {
+  std::atomic<int> runs{0};
+  Result<JobId> a = s_->After(seconds(10), [&] { ++runs; });
+  AX_ASSERT_OK(s_->Pause(*a));
+  Advance(seconds(5));
+  AX_ASSERT_OK(s_->Resume(*a));
+  Advance(seconds(4));
+  EXPECT_EQ(runs, 0);
+  Advance(seconds(1));
+  EXPECT_EQ(runs, 1);
+}
+
+TEST_F(ChangesTest, Engine_2_8_ResetStormsNeverStarveDueJobs) {
+  Start(2);
+  std::atomic<int> due_runs{0};
+  std::atomic<bool> stop{false};
+  JobOptions o;
+  o.key = "reset-me";
+  ASSERT_TRUE(s_->After(
+                    seconds(30), [] {}, o)
+                  .ok());
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(s_->After(seconds(1), [&] { ++due_runs; }).ok());
+  std::vector<std::thread> storm;
+  std::atomic<uint64_t> changes{0};
+  for (int t = 0; t < 2; ++t) {
+    storm.emplace_back([&] {
+      while (!stop) {
+        (void)s_->SetDelay("reset-me", seconds(30));
+        ++changes;
+      }
+    });
+  }
+  clock_->Advance(seconds(1));
+  // The due jobs run while the storm goes on.
+  for (int spins = 0; due_runs < 1000 && spins < 50'000'000; ++spins) std::this_thread::yield();
+  stop = true;
+  for (auto& t : storm) t.join();
+  EXPECT_EQ(due_runs, 1000);
+  EXPECT_GT(changes.load(), 0u);
+  Settle();
+}
+
+class DependencyTest : public EngineTest {};
+
+TEST_F(DependencyTest, Engine_2_9_ChildRunsOnlyAfterTheParentSucceeds) {
+  std::vector<std::string> order;
+  std::mutex mu;
+  auto log = [&](std::string s) {
+    std::lock_guard<std::mutex> l(mu);
+    order.push_back(std::move(s));
+  };
+  JobOptions a_opts;
+  a_opts.key = "report-A";
+  a_opts.retry = RetryPolicy::Fixed(3, minutes(1));
+  std::atomic<int> a_runs{0};
+  ASSERT_TRUE(s_->At(
+                    kStart + hours(2),
+                    [&]() -> Status {
+                      log("A");
+                      return ++a_runs < 2 ? Status::Unavailable("db busy") : Status();
+                    },
+                    a_opts)
+                  .ok());
+  JobOptions b_opts;
+  b_opts.key = "report-B";
+  b_opts.parent = "report-A";
+  ASSERT_TRUE(s_->After(
+                    minutes(5), [&] { log("B"); }, b_opts)
+                  .ok());
+  EXPECT_EQ(InfoOf("report-B").parent, InfoOf("report-A").id.ToString());
+  EXPECT_FALSE(InfoOf("report-B").next_run.has_value());
+  Advance(hours(2));    // A fails
+  Advance(minutes(1));  // A succeeds; B's 5 minutes start now
+  Advance(minutes(4));
+  EXPECT_EQ(order, (std::vector<std::string>{"A", "A"}));
+  Advance(minutes(1));
+  EXPECT_EQ(order, (std::vector<std::string>{"A", "A", "B"}));
+}
+
+TEST_F(DependencyTest, Engine_2_9_ChildIsCancelledWhenTheParentIsCancelled) {
+  Result<JobId> a = s_->After(hours(1), [] {});
+  JobOptions o;
+  o.parent = a->ToString();
+  Result<JobId> b = s_->After(
+      seconds(1), [] {}, o);
+  AX_ASSERT_OK(s_->Cancel(*a));
+  EXPECT_EQ(InfoOf(*b).state, JobState::kCancelled);
+  EXPECT_THAT(InfoOf(*b).reason, HasSubstr("cancelled"));
+}
+
+TEST_F(DependencyTest, Engine_2_9_ChildDiesWhenTheParentDies) {
+  Result<JobId> a = s_->After(seconds(1), [] { return Status::Internal("nope"); });
+  JobOptions o;
+  o.parent = a->ToString();
+  Result<JobId> b = s_->After(
+      seconds(1), [] {}, o);
+  Advance(seconds(1));
+  EXPECT_EQ(InfoOf(*b).state, JobState::kDead);
+  EXPECT_THAT(InfoOf(*b).reason, HasSubstr("is dead"));
+}
+
+TEST_F(DependencyTest, Engine_2_9_ChainsABC) {
+  std::string order;
+  std::mutex mu;
+  auto step = [&](char c) {
+    return [&, c] {
+      std::lock_guard<std::mutex> l(mu);
+      order += c;
+    };
+  };
+  Result<JobId> a = s_->After(seconds(1), step('A'));
+  JobOptions ob;
+  ob.parent = a->ToString();
+  Result<JobId> b = s_->After(seconds(1), step('B'), ob);
+  JobOptions oc;
+  oc.parent = b->ToString();
+  Result<JobId> c = s_->After(seconds(1), step('C'), oc);
+  JobOptions od;
+  od.parent = c->ToString();
+  ASSERT_TRUE(s_->Every(seconds(10), step('D'), od).ok());
+  for (int i = 0; i < 4; ++i) Advance(seconds(1));
+  EXPECT_EQ(order, "ABC");
+  Advance(seconds(9));
+  EXPECT_EQ(order, "ABCD");
+}
+
+TEST_F(DependencyTest, Engine_2_9_ParentMustBeALiveOneShotJob) {
+  Result<JobId> p = s_->Every(seconds(1), [] {});
+  JobOptions o;
+  o.parent = p->ToString();
+  EXPECT_TRUE(HasCode(s_->After(
+                            seconds(1), [] {}, o)
+                          .status(),
+                      StatusCode::kInvalidArgument));
+  Result<JobId> gone = s_->After(seconds(1), [] {});
+  AX_ASSERT_OK(s_->Cancel(*gone));
+  o.parent = gone->ToString();
+  EXPECT_TRUE(HasCode(s_->After(
+                            seconds(1), [] {}, o)
+                          .status(),
+                      StatusCode::kInvalidState));
+  Result<JobId> done = s_->After(seconds(1), [] {});
+  Advance(seconds(1));
+  std::atomic<int> runs{0};
+  o.parent = done->ToString();  // already completed: starts counting now
+  ASSERT_TRUE(s_->After(
+                    seconds(2), [&] { ++runs; }, o)
+                  .ok());
+  Advance(seconds(2));
+  EXPECT_EQ(runs, 1);
+}
+
+}  // namespace
+}  // namespace ax::testing

@@ -1,0 +1,160 @@
+// SPEC 2.10 (info, stats, events) and 2.11 (shutdown).
+#include <thread>
+
+#include <dirent.h>
+
+#include "fixture.h"
+
+namespace ax::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ObserveTest : public EngineTest {};
+
+TEST_F(ObserveTest, Engine_2_10_InfoReportsStateNextRunPeriodAndCounters) {
+  JobOptions o;
+  o.key = "alert-rule";
+  o.auto_pause_after = 0;
+  std::atomic<int> n{0};
+  ASSERT_TRUE(
+      s_->Every(
+            seconds(10), [&] { return ++n == 2 ? Status::Internal("bad data") : Status(); }, o)
+          .ok());
+  Advance(seconds(25));  // tick 10 is late by more than a period: skipped; 20 runs
+  Advance(seconds(40));  // 30, 40, 50 skipped; 60 runs
+  JobInfo i = InfoOf("alert-rule");
+  EXPECT_EQ(i.key, "alert-rule");
+  EXPECT_EQ(i.kind, JobKind::kEvery);
+  EXPECT_EQ(i.state, JobState::kWaiting);
+  EXPECT_EQ(i.period, seconds(10));
+  EXPECT_EQ(i.next_run, kStart + seconds(70));
+  EXPECT_EQ(i.runs, 2u);
+  EXPECT_EQ(i.failures, 1u);
+  EXPECT_EQ(i.skips, 4u);
+  EXPECT_THAT(i.last_error, HasSubstr("bad data"));
+}
+
+TEST_F(ObserveTest, Engine_2_10_StatsCountEverything) {
+  JobOptions retry;
+  retry.retry = RetryPolicy::Fixed(2, seconds(1));
+  ASSERT_TRUE(s_->After(
+                    seconds(1), [] { return Status::Internal("x"); }, retry)
+                  .ok());
+  ASSERT_TRUE(s_->After(seconds(1), [] {}).ok());
+  Result<JobId> c = s_->After(seconds(1), [] {});
+  AX_ASSERT_OK(s_->Cancel(*c));
+  Result<JobId> p = s_->After(seconds(5), [] {});
+  AX_ASSERT_OK(s_->Pause(*p));
+  ASSERT_TRUE(s_->After(hours(1), [] {}).ok());
+  Advance(seconds(1));
+  Advance(seconds(1));
+  Stats st = s_->GetStats();
+  EXPECT_EQ(st.fired, 3u);
+  EXPECT_EQ(st.succeeded, 1u);
+  EXPECT_EQ(st.failed, 2u);
+  EXPECT_EQ(st.retried, 1u);
+  EXPECT_EQ(st.dead, 1u);
+  EXPECT_EQ(st.cancelled, 1u);
+  EXPECT_EQ(st.pending, 1u);
+  EXPECT_EQ(st.paused, 1u);
+  EXPECT_EQ(st.running, 0u);
+  EXPECT_EQ(st.workers, 4u);
+  EXPECT_EQ(st.lateness.count, 3u);
+  EXPECT_GT(st.wakeups, 0u);
+}
+
+TEST(LatenessHistogram, Engine_2_10_BucketsAndQuantiles) {
+  LatenessHistogram h;
+  for (int i = 0; i < 99; ++i) h.Record(1'500);  // 1.5 µs
+  h.Record(3'000'000);                           // 3 ms
+  EXPECT_EQ(h.count, 100u);
+  EXPECT_EQ(h.QuantileUpperBoundNs(0.5), 2'000);
+  EXPECT_EQ(h.QuantileUpperBoundNs(0.99), 2'000);
+  EXPECT_EQ(h.QuantileUpperBoundNs(1.0), 5'000'000);
+  EXPECT_EQ(h.max_ns, 3'000'000);
+}
+
+TEST_F(ObserveTest, Engine_2_10_ObserverSeesTheLifecycleInOrder) {
+  JobOptions o;
+  o.retry = RetryPolicy::Fixed(2, seconds(1));
+  Result<JobId> a = s_->After(
+      seconds(1),
+      [](const RunContext& c) { return c.attempt() == 1 ? Status::Internal("first") : Status(); },
+      o);
+  Advance(seconds(1));
+  Advance(seconds(1));
+  std::vector<EventType> types;
+  for (const Event& e : EventsOf(*a)) types.push_back(e.type);
+  EXPECT_EQ(types,
+            (std::vector<EventType>{EventType::kScheduled, EventType::kStarted, EventType::kFailed,
+                                    EventType::kRetrying, EventType::kStarted,
+                                    EventType::kSucceeded, EventType::kCompleted}));
+  EXPECT_EQ(EventsOf(*a, EventType::kStarted)[1].attempt, 2);
+  EXPECT_EQ(EventsOf(*a, EventType::kStarted)[0].lateness, Duration(0));
+}
+
+TEST_F(ObserveTest, Engine_2_10_ListFiltersByState) {
+  ASSERT_TRUE(s_->After(seconds(1), [] {}).ok());
+  Result<JobId> p = s_->After(seconds(1), [] {});
+  AX_ASSERT_OK(s_->Pause(*p));
+  EXPECT_EQ(s_->List(JobState::kPaused, 10).size(), 1u);
+  EXPECT_EQ(s_->List(std::nullopt, 10).size(), 2u);
+  EXPECT_EQ(s_->List(std::nullopt, 1).size(), 1u);
+}
+
+int ThreadCount() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+TEST_F(ObserveTest, Engine_2_11_ShutdownRefusesCallsAndStartsNothingNew) {
+  std::atomic<int> runs{0};
+  Result<JobId> a = s_->After(seconds(1), [&] { ++runs; });
+  ShutdownReport r = s_->Shutdown(seconds(5));
+  EXPECT_TRUE(r.clean());
+  EXPECT_TRUE(HasCode(s_->After(seconds(1), [] {}).status(), StatusCode::kShuttingDown));
+  EXPECT_TRUE(HasCode(s_->Pause(*a), StatusCode::kShuttingDown));
+  clock_->Advance(seconds(5));
+  s_.reset();
+  EXPECT_EQ(runs, 0);
+}
+
+TEST_F(ObserveTest, Engine_2_11_StuckCallbackIsReportedWithinTheTimeout) {
+  Gate started, release;
+  std::atomic<bool> stop_seen{false};
+  Result<JobId> a = s_->After(seconds(1), [&](const RunContext& ctx) {
+    started.Open();
+    release.Wait();
+    stop_seen = ctx.stop_requested();
+  });
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  const auto t0 = std::chrono::steady_clock::now();
+  ShutdownReport r = s_->Shutdown(milliseconds(200));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(took, seconds(5));  // returned at its timeout, not when the callback ends
+  ASSERT_EQ(r.unfinished.size(), 1u);
+  EXPECT_EQ(r.unfinished[0], *a);
+  release.Open();
+  s_.reset();
+  EXPECT_TRUE(stop_seen);
+}
+
+TEST_F(ObserveTest, Engine_2_11_NoThreadOutlivesTheScheduler) {
+  s_.reset();
+  const int before = ThreadCount();
+  Start(8);
+  EXPECT_GE(ThreadCount(), before + 8);
+  ASSERT_TRUE(s_->After(seconds(1), [] {}).ok());
+  Advance(seconds(1));
+  s_.reset();
+  EXPECT_EQ(ThreadCount(), before);
+}
+
+}  // namespace
+}  // namespace ax::testing

@@ -1,0 +1,203 @@
+// SPEC 2.5: periodic anchoring, missed ticks, the four overlap modes; and the
+// misfire policies of SPEC 3.5 for a first tick that has passed.
+#include <thread>
+
+#include "fixture.h"
+
+namespace ax::testing {
+namespace {
+
+class PeriodicTest : public EngineTest {
+ protected:
+  // A periodic job that records each run's scheduled instant.
+  Result<JobId> Record(Duration period, JobOptions o = {}) {
+    return s_->Every(
+        period,
+        [this](const RunContext& ctx) {
+          std::lock_guard<std::mutex> l(mu_);
+          scheduled_.push_back(ctx.scheduled_at());
+        },
+        o);
+  }
+  std::vector<Instant> Scheduled() {
+    std::lock_guard<std::mutex> l(mu_);
+    return scheduled_;
+  }
+  std::mutex mu_;
+  std::vector<Instant> scheduled_;
+};
+
+TEST_F(PeriodicTest, Engine_2_5_NextDeadlineIsPreviousScheduledPlusPeriod) {
+  ASSERT_TRUE(Record(seconds(1)).ok());
+  Advance(milliseconds(1300));  // fires 0.3 s late
+  Advance(milliseconds(700));
+  Advance(milliseconds(1000));
+  EXPECT_EQ(Scheduled(),
+            (std::vector<Instant>{kStart + seconds(1), kStart + seconds(2), kStart + seconds(3)}));
+}
+
+TEST_F(PeriodicTest, Engine_2_5_FirstRunAtAGivenInstant) {
+  ASSERT_TRUE(s_->Every(seconds(10), kStart + seconds(3), [this](const RunContext& c) {
+                  std::lock_guard<std::mutex> l(mu_);
+                  scheduled_.push_back(c.scheduled_at());
+                }).ok());
+  Advance(seconds(3));
+  Advance(seconds(10));
+  EXPECT_EQ(Scheduled(), (std::vector<Instant>{kStart + seconds(3), kStart + seconds(13)}));
+}
+
+TEST_F(PeriodicTest, Engine_2_5_MissedTicksAreSkippedAndCountedNotBunched) {
+  Result<JobId> a = Record(seconds(1));
+  Advance(milliseconds(10'500));  // ticks 1..10 due; only 10 is within a period
+  EXPECT_EQ(Scheduled(), (std::vector<Instant>{kStart + seconds(10)}));
+  EXPECT_EQ(InfoOf(*a).skips, 9u);
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(11));
+  ASSERT_EQ(CountEvents(*a, EventType::kSkipped), 1u);
+  EXPECT_EQ(EventsOf(*a, EventType::kSkipped)[0].count, 9u);
+}
+
+class OverlapTest : public PeriodicTest {
+ protected:
+  // First run blocks until `release_`; later runs return at once.
+  Result<JobId> Blocking(Overlap mode) {
+    JobOptions o;
+    o.overlap = mode;
+    return s_->Every(
+        seconds(1),
+        [this](const RunContext& ctx) {
+          int n;
+          {
+            std::lock_guard<std::mutex> l(mu_);
+            scheduled_.push_back(ctx.scheduled_at());
+            n = static_cast<int>(scheduled_.size());
+          }
+          if (n == 1) {
+            started_.Open();
+            release_.Wait();
+            stopped_ = ctx.stop_requested();
+          }
+        },
+        o);
+  }
+  // Three ticks pass while the first run is blocked.
+  void ThreeTicksDuringTheFirstRun() {
+    clock_->Advance(seconds(1));
+    ASSERT_TRUE(started_.Wait());
+    for (int i = 0; i < 3; ++i) {
+      clock_->Advance(seconds(1));
+      ASSERT_TRUE(s_->WaitDispatched());
+    }
+  }
+  Gate started_, release_;
+  std::atomic<bool> stopped_{false};
+};
+
+TEST_F(OverlapTest, Engine_2_5_OverlapSkipSkipsTicksDuringARun) {
+  Result<JobId> a = Blocking(Overlap::kSkip);
+  ThreeTicksDuringTheFirstRun();
+  release_.Open();
+  Settle();
+  EXPECT_EQ(Scheduled().size(), 1u);
+  EXPECT_EQ(InfoOf(*a).skips, 3u);
+  Advance(seconds(1));
+  EXPECT_EQ(Scheduled().back(), kStart + seconds(5));
+}
+
+TEST_F(OverlapTest, Engine_2_5_OverlapBufferOneRunsOnceWhenTheRunEnds) {
+  Result<JobId> a = Blocking(Overlap::kBufferOne);
+  ThreeTicksDuringTheFirstRun();
+  release_.Open();
+  Settle();
+  ASSERT_EQ(Scheduled().size(), 2u);
+  EXPECT_EQ(Scheduled()[1], kStart + seconds(2));  // the first tick that waited
+  EXPECT_EQ(InfoOf(*a).skips, 2u);
+}
+
+TEST_F(OverlapTest, Engine_2_5_OverlapConcurrentRunsInParallel) {
+  Result<JobId> a = Blocking(Overlap::kConcurrent);
+  ThreeTicksDuringTheFirstRun();
+  // The three other runs finish while the first is still blocked.
+  for (int spins = 0; Scheduled().size() < 4 && spins < 10'000'000; ++spins) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(Scheduled().size(), 4u);
+  EXPECT_EQ(InfoOf(*a).skips, 0u);
+  release_.Open();
+  Settle();
+}
+
+TEST_F(OverlapTest, Engine_2_5_OverlapReplaceStopsTheRunningOneAndStartsNew) {
+  Result<JobId> a = Blocking(Overlap::kReplace);
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started_.Wait());
+  clock_->Advance(seconds(1));
+  for (int spins = 0; Scheduled().size() < 2 && spins < 10'000'000; ++spins) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(Scheduled().size(), 2u);
+  release_.Open();
+  Settle();
+  EXPECT_TRUE(stopped_);
+  EXPECT_EQ(InfoOf(*a).failures, 0u);
+}
+
+TEST_F(PeriodicTest, Engine_2_5_MisfireSkipRunsOnlyTheNextFutureTick) {
+  JobOptions o;
+  o.misfire = Misfire::kSkip;
+  Result<JobId> a = s_->Every(
+      minutes(1), kStart - minutes(10) - seconds(30),
+      [this](const RunContext& c) { scheduled_.push_back(c.scheduled_at()); }, o);
+  ASSERT_TRUE(a.ok());
+  Settle();
+  EXPECT_TRUE(Scheduled().empty());
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(30));
+  EXPECT_EQ(InfoOf(*a).skips, 11u);
+}
+
+TEST_F(PeriodicTest, Engine_2_5_MisfireOnceRunsOneNowThenTheSchedule) {
+  JobOptions o;
+  o.misfire = Misfire::kOnce;
+  Result<JobId> a = s_->Every(
+      minutes(1), kStart - minutes(10) - seconds(30),
+      [this](const RunContext& c) { scheduled_.push_back(c.scheduled_at()); }, o);
+  Settle();
+  EXPECT_EQ(Scheduled(), (std::vector<Instant>{kStart - seconds(30)}));
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(30));
+  EXPECT_EQ(InfoOf(*a).skips, 10u);
+}
+
+TEST_F(PeriodicTest, Engine_2_5_MisfireAllRunsEachMissedTickCapped) {
+  JobOptions o;
+  o.misfire = Misfire::kAll;
+  o.max_catch_up = 5;
+  Result<JobId> a = s_->Every(
+      minutes(1), kStart - minutes(10) - seconds(30),
+      [this](const RunContext& c) {
+        std::lock_guard<std::mutex> l(mu_);
+        scheduled_.push_back(c.scheduled_at());
+      },
+      o);
+  Settle();
+  std::vector<Instant> want;
+  for (int k = 4; k >= 0; --k) want.push_back(kStart - seconds(30) - minutes(k));
+  EXPECT_EQ(Scheduled(), want);
+  EXPECT_EQ(InfoOf(*a).skips, 6u);
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(30));
+}
+
+TEST_F(PeriodicTest, Engine_3_3_CronJobFiresOnItsCalendar) {
+  Result<JobId> a = s_->Cron("0 */15 * * * *", "UTC", [this](const RunContext& c) {
+    std::lock_guard<std::mutex> l(mu_);
+    scheduled_.push_back(c.scheduled_at());
+  });
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(InfoOf(*a).kind, JobKind::kCron);
+  Advance(minutes(15));
+  Advance(minutes(15));
+  EXPECT_EQ(Scheduled(), (std::vector<Instant>{kStart + minutes(15), kStart + minutes(30)}));
+  EXPECT_TRUE(HasCode(s_->SetPeriod(*a, seconds(1)), StatusCode::kInvalidState));
+  EXPECT_TRUE(HasCode(s_->Cron("0 0 30 2 *", "UTC", [] {}).status(), StatusCode::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace ax::testing

@@ -1,0 +1,199 @@
+// SPEC 2.3: the state table, exactly as tabled, and what cancel releases.
+#include "fixture.h"
+
+namespace ax::testing {
+namespace {
+
+class StatesTest : public EngineTest {};
+
+TEST_F(StatesTest, Engine_2_3_Waiting) {
+  Result<JobId> a = s_->After(seconds(10), [] {});
+  EXPECT_EQ(InfoOf(*a).state, JobState::kWaiting);
+  EXPECT_TRUE(HasCode(s_->Resume(*a), StatusCode::kInvalidState));
+  AX_ASSERT_OK(s_->SetDelay(*a, seconds(20)));
+  AX_ASSERT_OK(s_->Pause(*a));
+  EXPECT_EQ(InfoOf(*a).state, JobState::kPaused);
+  Result<JobId> b = s_->After(seconds(10), [] {});
+  AX_ASSERT_OK(s_->Cancel(*b));
+  EXPECT_EQ(InfoOf(*b).state, JobState::kCancelled);
+}
+
+TEST_F(StatesTest, Engine_2_3_RunningOneShot) {
+  Gate started, release;
+  std::atomic<bool> stop_seen{false};
+  Result<JobId> a = s_->After(seconds(1), [&](const RunContext& ctx) {
+    started.Open();
+    release.Wait();
+    stop_seen = ctx.stop_requested();
+  });
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  EXPECT_EQ(InfoOf(*a).state, JobState::kRunning);
+  EXPECT_TRUE(HasCode(s_->Pause(*a), StatusCode::kInvalidState));
+  EXPECT_TRUE(HasCode(s_->Resume(*a), StatusCode::kInvalidState));
+  AX_ASSERT_OK(s_->Cancel(*a));  // run not interrupted, stop requested
+  EXPECT_EQ(InfoOf(*a).state, JobState::kCancelled);
+  release.Open();
+  Settle();
+  EXPECT_TRUE(stop_seen);
+  EXPECT_EQ(InfoOf(*a).state, JobState::kCancelled);
+  EXPECT_EQ(CountEvents(*a, EventType::kCompleted), 0u);
+}
+
+TEST_F(StatesTest, Engine_2_3_RunningPeriodicPausesAfterThisRun) {
+  Gate started, release;
+  std::atomic<int> runs{0};
+  Result<JobId> a = s_->Every(seconds(1), [&] {
+    if (++runs == 1) {
+      started.Open();
+      release.Wait();
+    }
+  });
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  AX_ASSERT_OK(s_->Pause(*a));
+  EXPECT_EQ(InfoOf(*a).state, JobState::kRunning);
+  EXPECT_TRUE(HasCode(s_->Resume(*a), StatusCode::kInvalidState));
+  release.Open();
+  Settle();
+  EXPECT_EQ(InfoOf(*a).state, JobState::kPaused);
+  Advance(seconds(10));
+  EXPECT_EQ(runs, 1);
+}
+
+TEST_F(StatesTest, Engine_2_3_RunningCancelStopsFurtherRuns) {
+  Gate started, release;
+  std::atomic<int> runs{0};
+  Result<JobId> a = s_->Every(seconds(1), [&] {
+    if (++runs == 1) {
+      started.Open();
+      release.Wait();
+    }
+  });
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  AX_ASSERT_OK(s_->Cancel(*a));
+  release.Open();
+  Advance(seconds(10));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(InfoOf(*a).state, JobState::kCancelled);
+}
+
+TEST_F(StatesTest, Engine_2_3_RunningSetDelayAppliesToTheNextRun) {
+  Gate started, release;
+  std::vector<Instant> at;
+  std::mutex mu;
+  Result<JobId> a = s_->Every(seconds(10), [&](const RunContext& ctx) {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      at.push_back(ctx.scheduled_at());
+    }
+    if (at.size() == 1) {
+      started.Open();
+      release.Wait();
+    }
+  });
+  clock_->Advance(seconds(10));
+  ASSERT_TRUE(started.Wait());
+  AX_ASSERT_OK(s_->SetDelay(*a, seconds(3)));
+  release.Open();
+  Settle();
+  Advance(seconds(3));
+  ASSERT_EQ(at.size(), 2u);
+  EXPECT_EQ(at[1], kStart + seconds(13));
+}
+
+TEST_F(StatesTest, Engine_2_3_Paused) {
+  std::atomic<int> runs{0};
+  Result<JobId> a = s_->After(seconds(10), [&] { ++runs; });
+  AX_ASSERT_OK(s_->Pause(*a));
+  EXPECT_TRUE(HasCode(s_->Pause(*a), StatusCode::kInvalidState));
+  AX_ASSERT_OK(s_->SetDelay(*a, seconds(5)));  // counts from the resume
+  Advance(seconds(30));
+  EXPECT_EQ(runs, 0);
+  AX_ASSERT_OK(s_->Resume(*a));
+  EXPECT_EQ(InfoOf(*a).state, JobState::kWaiting);
+  EXPECT_EQ(InfoOf(*a).next_run, clock_->Now() + seconds(5));
+  Advance(seconds(5));
+  EXPECT_EQ(runs, 1);
+  Result<JobId> b = s_->After(seconds(10), [] {});
+  AX_ASSERT_OK(s_->Pause(*b));
+  AX_ASSERT_OK(s_->Cancel(*b));
+  EXPECT_EQ(InfoOf(*b).state, JobState::kCancelled);
+}
+
+TEST_F(StatesTest, Engine_2_3_TerminalStatesRefuseEveryChange) {
+  Result<JobId> completed = s_->After(seconds(1), [] {});
+  Result<JobId> cancelled = s_->After(seconds(1), [] {});
+  Result<JobId> dead = s_->After(seconds(1), [] { throw std::runtime_error("boom"); });
+  AX_ASSERT_OK(s_->Cancel(*cancelled));
+  Advance(seconds(1));
+  EXPECT_EQ(InfoOf(*completed).state, JobState::kCompleted);
+  EXPECT_EQ(InfoOf(*dead).state, JobState::kDead);
+  for (JobId id : {*completed, *cancelled, *dead}) {
+    EXPECT_TRUE(HasCode(s_->Pause(id), StatusCode::kInvalidState));
+    EXPECT_TRUE(HasCode(s_->Resume(id), StatusCode::kInvalidState));
+    EXPECT_TRUE(HasCode(s_->Cancel(id), StatusCode::kInvalidState));
+    EXPECT_TRUE(HasCode(s_->SetDelay(id, seconds(1)), StatusCode::kInvalidState));
+    EXPECT_TRUE(HasCode(s_->SetPeriod(id, seconds(1)), StatusCode::kInvalidState));
+  }
+}
+
+TEST_F(StatesTest, Engine_2_3_CancelReleasesTheCallbackAtOnce) {
+  auto capture = std::make_shared<int>(7);
+  Result<JobId> a = s_->After(hours(1), [capture] { (void)*capture; });
+  Result<JobId> p = s_->Every(hours(1), [capture] { (void)*capture; });
+  EXPECT_EQ(capture.use_count(), 3);
+  AX_ASSERT_OK(s_->Cancel(*a));
+  EXPECT_EQ(capture.use_count(), 2);
+  AX_ASSERT_OK(s_->Cancel(*p));
+  EXPECT_EQ(capture.use_count(), 1);
+}
+
+TEST_F(StatesTest, Engine_2_3_CancelOfARunningJobReleasesWhenTheRunEnds) {
+  auto capture = std::make_shared<int>(7);
+  Gate started, release;
+  Result<JobId> a = s_->After(seconds(1), [&, capture] {
+    started.Open();
+    release.Wait();
+  });
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  AX_ASSERT_OK(s_->Cancel(*a));
+  EXPECT_EQ(capture.use_count(), 2);  // still running: not destroyed under it
+  release.Open();
+  Settle();
+  EXPECT_EQ(capture.use_count(), 1);
+}
+
+TEST_F(StatesTest, Engine_2_3_CompletedJobsReleaseTheirCallback) {
+  auto capture = std::make_shared<int>(7);
+  ASSERT_TRUE(s_->After(seconds(1), [capture] {}).ok());
+  Advance(seconds(1));
+  EXPECT_EQ(capture.use_count(), 1);
+}
+
+TEST_F(StatesTest, Engine_2_3_TerminalJobsStayQueryableForTheRetention) {
+  Start(2, [](SchedulerOptions& o) { o.retention = minutes(10); });
+  Result<JobId> a = s_->After(seconds(1), [] {});
+  Advance(seconds(1));
+  Advance(minutes(9));
+  EXPECT_EQ(InfoOf(*a).state, JobState::kCompleted);
+  Advance(minutes(1));
+  EXPECT_TRUE(HasCode(s_->Info(*a).status(), StatusCode::kNotFound));
+}
+
+TEST_F(StatesTest, Engine_2_3_RetainedJobsAreBoundedInNumber) {
+  Start(2, [](SchedulerOptions& o) { o.max_retained = 10; });
+  std::vector<JobId> ids;
+  for (int i = 0; i < 30; ++i) ids.push_back(*s_->After(seconds(1), [] {}));
+  Advance(seconds(1));
+  Advance(seconds(1));
+  int found = 0;
+  for (JobId id : ids) found += s_->Info(id).ok() ? 1 : 0;
+  EXPECT_EQ(found, 10);
+  EXPECT_TRUE(s_->Info(ids.back()).ok());  // the oldest went first
+}
+
+}  // namespace
+}  // namespace ax::testing

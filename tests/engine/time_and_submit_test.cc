@@ -1,0 +1,222 @@
+// SPEC 2.1 (time), 2.2 (submitting), 2.12 (limits).
+#include "fixture.h"
+
+namespace ax::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST_F(EngineTest, Engine_2_1_NeverFiresBeforeItsDeadline) {
+  std::atomic<int> runs{0};
+  Instant seen{};
+  Result<JobId> id = s_->After(seconds(10), [&](const RunContext& ctx) {
+    seen = ctx.scheduled_at();
+    EXPECT_GE(clock_->Now(), ctx.scheduled_at());
+    ++runs;
+  });
+  ASSERT_TRUE(id.ok());
+  Advance(seconds(10) - nanoseconds(1));
+  EXPECT_EQ(runs, 0);
+  Advance(nanoseconds(1));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(seen, kStart + seconds(10));
+}
+
+TEST_F(EngineTest, Engine_2_1_AdvancingFiresExactlyTheDueJobs) {
+  std::atomic<int> mask{0};
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(s_->At(kStart + seconds(i + 1), [&mask, i] { mask |= 1 << i; }).ok());
+  }
+  Advance(seconds(3));
+  EXPECT_EQ(mask, 0b00111);
+  Advance(seconds(2));
+  EXPECT_EQ(mask, 0b11111);
+}
+
+TEST_F(EngineTest, Engine_2_1_ClockStepForwardFiresWhatBecameDue) {
+  std::atomic<int> runs{0};
+  ASSERT_TRUE(s_->At(kStart + hours(1), [&] { ++runs; }).ok());
+  clock_->Set(kStart + hours(2));  // a wall-clock step, not an advance
+  Settle();
+  EXPECT_EQ(runs, 1);
+}
+
+TEST_F(EngineTest, Engine_2_1_ClockStepBackwardDelaysInstants) {
+  std::atomic<int> runs{0};
+  ASSERT_TRUE(s_->At(kStart + seconds(10), [&] { ++runs; }).ok());
+  clock_->Set(kStart - hours(1));
+  Settle();
+  Advance(hours(1) + seconds(9));
+  EXPECT_EQ(runs, 0);  // instants are absolute: 10 s after kStart, not after the step
+  Advance(seconds(1));
+  EXPECT_EQ(runs, 1);
+}
+
+TEST(SystemClock, Engine_2_1_WaitUntilReturnsOnInterrupt) {
+  Interrupt i;
+  auto c = SystemClock::Get();
+  i.Signal();
+  c->WaitUntil(c->Now() + hours(1), i);  // returns at once: signalled
+  EXPECT_TRUE(i.Clear());
+  EXPECT_FALSE(i.Clear());
+}
+
+TEST(SystemClock, Engine_2_1_WaitUntilNeverReturnsEarlyWithoutInterrupt) {
+  Interrupt i;
+  auto c = SystemClock::Get();
+  for (int k = 0; k < 20; ++k) {
+    const Instant dl = c->Now() + std::chrono::microseconds(200 + 50 * k);
+    c->WaitUntil(dl, i);
+    EXPECT_GE(c->Now(), dl);
+  }
+}
+
+TEST_F(EngineTest, Engine_2_2_EverySubmissionReturnsAnIdOrATypedError) {
+  JobOptions o;
+  o.key = "order-1001";
+  Result<JobId> a = s_->After(
+      minutes(30), [] {}, o);
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(a->valid());
+  Result<JobId> dup = s_->After(
+      minutes(30), [] {}, o);
+  ASSERT_FALSE(dup.ok());
+  EXPECT_TRUE(HasCode(dup.status(), StatusCode::kAlreadyExists));
+  EXPECT_THAT(dup.status().message(), HasSubstr("order-1001"));
+  o.return_existing = true;
+  Result<JobId> same = s_->After(
+      minutes(5), [] {}, o);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(*same, *a);
+  EXPECT_TRUE(HasCode(s_->Cancel("no-such-job"), StatusCode::kNotFound));
+  EXPECT_TRUE(HasCode(s_->Pause(JobId(12345, 1)), StatusCode::kNotFound));
+  EXPECT_TRUE(HasCode(s_->After(seconds(-1), [] {}).status(), StatusCode::kInvalidArgument));
+  (void)s_->Shutdown(seconds(1));
+  EXPECT_TRUE(HasCode(s_->After(seconds(1), [] {}).status(), StatusCode::kShuttingDown));
+  EXPECT_TRUE(HasCode(s_->Cancel(*a), StatusCode::kShuttingDown));
+}
+
+TEST_F(EngineTest, Engine_2_2_GeneratedIdsAreUniqueAndNameTheJob) {
+  std::vector<JobId> ids;
+  for (int i = 0; i < 100; ++i) ids.push_back(*s_->After(seconds(1), [] {}));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    for (size_t k = i + 1; k < ids.size(); ++k) EXPECT_NE(ids[i], ids[k]);
+  }
+  const std::string text = ids[7].ToString();
+  EXPECT_EQ(JobId::Parse(text), ids[7]);
+  EXPECT_EQ(InfoOf(text).id, ids[7]);  // the text form works wherever a key does
+  AX_ASSERT_OK(s_->Cancel(text));
+  EXPECT_EQ(InfoOf(ids[7]).state, JobState::kCancelled);
+}
+
+TEST_F(EngineTest, Engine_2_2_StaleIdIsNotFoundNeverAnotherJob) {
+  Start(2, [](SchedulerOptions& o) { o.retention = seconds(1); });
+  Result<JobId> a = s_->After(seconds(1), [] {});
+  Advance(seconds(1));
+  Advance(seconds(2));  // past retention: forgotten, slot reusable
+  Result<JobId> b = s_->After(seconds(10), [] {});
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(HasCode(s_->Cancel(*a), StatusCode::kNotFound));
+  EXPECT_EQ(InfoOf(*b).state, JobState::kWaiting);
+}
+
+TEST_F(EngineTest, Engine_2_2_KeyIsFreeAgainOnceTheJobEnded) {
+  JobOptions o;
+  o.key = "k";
+  Result<JobId> a = s_->After(
+      seconds(1), [] {}, o);
+  AX_ASSERT_OK(s_->Cancel("k"));
+  Result<JobId> b = s_->After(
+      seconds(1), [] {}, o);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(*s_->Find("k"), *b);
+  EXPECT_EQ(InfoOf(*a).state, JobState::kCancelled);
+}
+
+TEST_F(EngineTest, Engine_2_2_KeysMayNotLookLikeGeneratedIds) {
+  JobOptions o;
+  o.key = "#1.1";
+  EXPECT_TRUE(HasCode(s_->After(
+                            seconds(1), [] {}, o)
+                          .status(),
+                      StatusCode::kInvalidArgument));
+}
+
+TEST_F(EngineTest, Engine_2_2_BadOptionsAreInvalidArgumentNamingTheField) {
+  JobOptions o;
+  o.retry.max_attempts = 0;
+  Status st = s_->After(
+                    seconds(1), [] {}, o)
+                  .status();
+  EXPECT_TRUE(HasCode(st, StatusCode::kInvalidArgument));
+  EXPECT_THAT(st.message(), HasSubstr("max_attempts"));
+  o = {};
+  o.timeout = seconds(-1);
+  EXPECT_THAT(s_->After(
+                    seconds(1), [] {}, o)
+                  .status()
+                  .message(),
+              HasSubstr("timeout"));
+  o = {};
+  o.parent = "missing";
+  EXPECT_TRUE(HasCode(s_->After(
+                            seconds(1), [] {}, o)
+                          .status(),
+                      StatusCode::kNotFound));
+  EXPECT_TRUE(HasCode(s_->After(seconds(1), Task()).status(), StatusCode::kInvalidArgument));
+}
+
+TEST_F(EngineTest, Engine_2_2_HandlerTypesRunWithTheirPayload) {
+  std::string got;
+  AX_ASSERT_OK(s_->RegisterHandler("echo", [&](const RunContext&, std::string_view p) {
+    got = std::string(p);
+    return Status();
+  }));
+  EXPECT_TRUE(HasCode(
+      s_->RegisterHandler("echo", [](const RunContext&, std::string_view) { return Status(); }),
+      StatusCode::kAlreadyExists));
+  EXPECT_TRUE(HasCode(s_->BindHandler("nope", "").status(), StatusCode::kNotFound));
+  Result<Task> t = s_->BindHandler("echo", "{\"order\":1}");
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(s_->After(seconds(1), std::move(*t)).ok());
+  Advance(seconds(1));
+  EXPECT_EQ(got, "{\"order\":1}");
+}
+
+TEST_F(EngineTest, Engine_2_12_NegativeZeroAndOverflowingTimesAreInvalidNeverFireNow) {
+  std::atomic<int> runs{0};
+  auto f = [&] { ++runs; };
+  EXPECT_TRUE(HasCode(s_->After(seconds(-5), f).status(), StatusCode::kInvalidArgument));
+  EXPECT_TRUE(HasCode(s_->Every(seconds(0), f).status(), StatusCode::kInvalidArgument));
+  EXPECT_TRUE(HasCode(s_->Every(seconds(-1), f).status(), StatusCode::kInvalidArgument));
+  EXPECT_TRUE(HasCode(s_->After(Duration::max(), f).status(), StatusCode::kInvalidArgument));
+  EXPECT_TRUE(HasCode(s_->Every(Duration::max(), f).status(), StatusCode::kInvalidArgument));
+  EXPECT_TRUE(HasCode(s_->Every(hours(1), kInstantMax - minutes(1), f).status(),
+                      StatusCode::kInvalidArgument));
+  Result<JobId> j = s_->After(hours(1), f);
+  EXPECT_TRUE(HasCode(s_->SetDelay(*j, seconds(-1)), StatusCode::kInvalidArgument));
+  EXPECT_TRUE(HasCode(s_->SetDelay(*j, Duration::max()), StatusCode::kInvalidArgument));
+  Result<JobId> p = s_->Every(hours(1), f);
+  EXPECT_TRUE(HasCode(s_->SetPeriod(*p, seconds(0)), StatusCode::kInvalidArgument));
+  Settle();
+  EXPECT_EQ(runs, 0);
+}
+
+TEST_F(EngineTest, Engine_2_12_InstantInThePastRunsAsSoonAsPossible) {
+  std::atomic<int> runs{0};
+  ASSERT_TRUE(s_->At(kStart - hours(24), [&] { ++runs; }).ok());
+  Settle();
+  EXPECT_EQ(runs, 1);
+}
+
+TEST_F(EngineTest, Engine_2_12_FarFutureInstantsWaitQuietly) {
+  std::atomic<int> runs{0};
+  ASSERT_TRUE(s_->At(kInstantMax, [&] { ++runs; }).ok());
+  ASSERT_TRUE(s_->At(FromUnixNanos(7'000'000'000'000'000'000), [&] { ++runs; }).ok());
+  Advance(hours(24 * 365));
+  EXPECT_EQ(runs, 0);
+}
+
+}  // namespace
+}  // namespace ax::testing
