@@ -30,11 +30,9 @@
 #include "engine/event_queue.h"
 #include "engine/job_table.h"
 #include "engine/worker_pool.h"
-#include "timer/reference_queue.h"
+#include "timer/wheel.h"
 
 namespace ax::internal {
-
-using TimerWheel = ReferenceQueue;
 
 class SchedulerImpl final : public Scheduler {
  public:

@@ -83,9 +83,9 @@ TEST_F(FiringTest, Engine_2_4_SchedulerKeepsWorkingWhileEveryWorkerIsBusy) {
     std::this_thread::yield();
   }
   EXPECT_EQ(InfoOf(*stuck).failures, 1u);
-  EXPECT_EQ(CountEvents(*stuck, EventType::kTimedOut), 1u);
   release.Open();
   Settle();
+  EXPECT_EQ(CountEvents(*stuck, EventType::kTimedOut), 1u);
 }
 
 TEST_F(FiringTest, Engine_2_4_CallbacksMayScheduleCancelAndChangeJobsWithoutDeadlock) {

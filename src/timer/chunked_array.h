@@ -1,0 +1,41 @@
+// ChunkedArray<T>: a dense array indexed by uint32 id, stored in fixed chunks
+// of 2^kChunkBits elements. Growing never moves elements (no pause to copy
+// hundreds of MB on the owner thread) and over-allocates at most one chunk,
+// where a doubling vector may hold twice what it needs. Lookup costs one
+// extra load from a small, cache-resident chunk table.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace ax::internal {
+
+template <typename T, int kChunkBits = 12>
+class ChunkedArray {
+ public:
+  static constexpr size_t kChunkSize = size_t{1} << kChunkBits;
+
+  // Number of addressable elements (a multiple of kChunkSize).
+  size_t size() const { return chunks_.size() * kChunkSize; }
+
+  T& operator[](uint32_t index) { return chunks_[index >> kChunkBits][index & (kChunkSize - 1)]; }
+  const T& operator[](uint32_t index) const {
+    return chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
+  }
+
+  // Makes `index` addressable; new elements are value-initialised.
+  void EnsureIndex(uint32_t index) {
+    while (size() <= index) chunks_.push_back(std::make_unique<T[]>(kChunkSize));
+  }
+
+  size_t MemoryBytes() const {
+    return chunks_.size() * kChunkSize * sizeof(T) + chunks_.capacity() * sizeof(chunks_[0]);
+  }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> chunks_;
+};
+
+}  // namespace ax::internal

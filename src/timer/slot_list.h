@@ -1,0 +1,105 @@
+// SlotList: the contents of one wheel slot, an append-only list of
+// {deadline, id} entries (12 B) kept in 4 KiB chunks drawn from a shared
+// ChunkPool. Chunks instead of one vector per slot: no reallocation copies,
+// at most one partly filled chunk per slot (a doubling vector may carry 100%
+// slack), and drained chunks are recycled without touching malloc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ax::internal {
+
+struct SlotEntry {
+  uint32_t id;
+  uint32_t deadline_lo;  // the deadline split in halves keeps the entry 12 B
+  int32_t deadline_hi;
+
+  SlotEntry() = default;
+  SlotEntry(uint32_t entry_id, int64_t deadline)
+      : id(entry_id),
+        deadline_lo(static_cast<uint32_t>(deadline)),
+        deadline_hi(static_cast<int32_t>(deadline >> 32)) {}
+  int64_t deadline() const {
+    return static_cast<int64_t>((static_cast<uint64_t>(static_cast<uint32_t>(deadline_hi)) << 32) |
+                                deadline_lo);
+  }
+};
+static_assert(sizeof(SlotEntry) == 12);
+
+struct SlotChunk {
+  static constexpr uint32_t kCapacity = (4096 - 16) / sizeof(SlotEntry);  // 340
+  SlotChunk* next = nullptr;
+  uint32_t count = 0;
+  SlotEntry entries[kCapacity];
+};
+
+// Recycles chunks; keeps at most kMaxIdle of them and frees the rest.
+class ChunkPool {
+ public:
+  ChunkPool() = default;
+  ChunkPool(const ChunkPool&) = delete;
+  ChunkPool& operator=(const ChunkPool&) = delete;
+  ~ChunkPool();
+
+  SlotChunk* Get();
+  void Put(SlotChunk* chunk);
+  size_t chunks_allocated() const { return allocated_; }
+
+ private:
+  static constexpr size_t kMaxIdle = 256;  // 1 MiB
+  std::vector<SlotChunk*> idle_;
+  size_t allocated_ = 0;
+};
+
+class SlotList {
+ public:
+  bool empty() const { return head_ == nullptr; }
+  // The first chunk. REQUIRES: !empty().
+  const SlotChunk* front() const { return head_; }
+
+  void Append(const SlotEntry& entry, ChunkPool& pool) {
+    if (tail_ == nullptr || tail_->count == SlotChunk::kCapacity) [[unlikely]] {
+      AddChunk(pool);
+    }
+    tail_->entries[tail_->count++] = entry;
+  }
+
+  // Detaches the chunk chain (walk it with `next`, return it with Release);
+  // the list is empty afterwards.
+  SlotChunk* Take() {
+    SlotChunk* head = head_;
+    head_ = tail_ = nullptr;
+    return head;
+  }
+  static void Release(SlotChunk* chain, ChunkPool& pool);
+
+  // Keeps the entries for which keep(entry) holds, in order; calls
+  // prefetch(entry) kAhead entries before keep(entry).
+  template <typename Keep, typename Prefetch>
+  void Filter(Keep keep, Prefetch prefetch, ChunkPool& pool);
+
+ private:
+  void AddChunk(ChunkPool& pool);
+
+  SlotChunk* head_ = nullptr;
+  SlotChunk* tail_ = nullptr;
+};
+
+template <typename Keep, typename Prefetch>
+void SlotList::Filter(Keep keep, Prefetch prefetch, ChunkPool& pool) {
+  constexpr uint32_t kAhead = 8;
+  SlotChunk* chain = Take();
+  for (SlotChunk* chunk = chain; chunk != nullptr; chunk = chunk->next) {
+    const uint32_t count = chunk->count;
+    for (uint32_t i = 0; i < count && i < kAhead; ++i) prefetch(chunk->entries[i]);
+    for (uint32_t i = 0; i < count; ++i) {
+      if (i + kAhead < count) prefetch(chunk->entries[i + kAhead]);
+      if (keep(chunk->entries[i])) Append(chunk->entries[i], pool);
+    }
+  }
+  Release(chain, pool);
+}
+
+}  // namespace ax::internal

@@ -1,0 +1,172 @@
+#include "timer/wheel.h"
+
+#include <algorithm>
+
+namespace ax::internal {
+namespace {
+
+// Stale NearQueue entries are compacted once they are this many and the
+// majority.
+constexpr size_t kMinStaleToCompact = 64;
+// How many entries ahead a level-0 walk prefetches nodes.
+constexpr uint32_t kPrefetchDistance = 8;
+// How many occupied level-0 slots ahead nodes are prefetched.
+constexpr int kLookaheadSlots = 4;
+
+}  // namespace
+
+TimerWheel::TimerWheel(int64_t now_ns) : elapsed_(TickOf(now_ns)) {}
+
+TimerWheel::~TimerWheel() {
+  for (SlotList& slot : slots_) SlotList::Release(slot.Take(), pool_);
+}
+
+void TimerWheel::DropStaleTop() {
+  while (!near_.empty() && IsStale(near_.Top())) {
+    near_.Pop();
+    --near_stale_;
+  }
+}
+
+void TimerWheel::MaybeCompactNear() {
+  if (near_stale_ < kMinStaleToCompact || near_stale_ * 2 < near_.size()) return;
+  near_.Compact([this](const NearEntry& entry) { return IsStale(entry); });
+  near_stale_ = 0;
+}
+
+// Filters every slot down to live entries, each id once: an entry is kept if
+// its node is in the wheel state of the previous sweep with this deadline;
+// keeping it moves the node to the other wheel state, so a duplicate met
+// later is dropped. Afterwards all live nodes are in the new state.
+void TimerWheel::Sweep() {
+  const uint64_t from = wheel_state_;
+  const uint64_t to = from == kWheel0 ? kWheel1 : kWheel0;
+  size_t kept = 0;
+  for (int where = 0; where < kNumLevels * kSlotsPerLevel; ++where) {
+    SlotList& slot = slots_[where];
+    if (slot.empty()) continue;
+    slot.Filter(
+        [&](const SlotEntry& entry) {
+          Node& node = nodes_[entry.id];
+          if (State(node) != from || node.deadline != entry.deadline()) return false;
+          SetState(node, to);
+          ++kept;
+          return true;
+        },
+        [this](const SlotEntry& entry) { PrefetchNode(entry.id); }, pool_);
+    if (slot.empty())
+      occupied_[where / kSlotsPerLevel] &= ~(uint64_t{1} << (where % kSlotsPerLevel));
+  }
+  assert(kept == wheel_live_);
+  wheel_entries_ = kept;
+  wheel_state_ = to;
+}
+
+int64_t TimerWheel::NextDeadline() {
+  DropStaleTop();
+  if (!near_.empty()) return near_.Top().deadline;
+  for (int level = 0; level < kNumLevels; ++level) {
+    if (occupied_[level] == 0) continue;
+    const int slot = std::countr_zero(occupied_[level]);
+    return TickStartNs(SlotStart(elapsed_, level, slot));
+  }
+  return std::numeric_limits<int64_t>::max();
+}
+
+size_t TimerWheel::PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>& out) {
+  const uint64_t now_tick = TickOf(now_ns);
+  size_t popped = 0;
+  while (popped < max) {
+    DropStaleTop();
+    if (!near_.empty()) {
+      const NearEntry& top = near_.Top();
+      // Everything in the wheel is later than anything in near_.
+      if (top.deadline > now_ns) break;
+      SetState(nodes_[top.id], kAbsent);
+      out.push_back(top.id);
+      near_.Pop();
+      --size_;
+      ++popped;
+      continue;
+    }
+    if (!AdvanceOneSlot(now_tick)) {
+      // No slot starts at or before now_tick: every filed tick is later.
+      elapsed_ = std::max(elapsed_, now_tick);
+      break;
+    }
+  }
+  return popped;
+}
+
+inline void TimerWheel::AdmitNear(const SlotEntry& entry) {
+  Node& node = nodes_[entry.id];
+  const int64_t deadline = entry.deadline();
+  if (!InWheel(node) || node.deadline != deadline) return;  // garbage or duplicate
+  SetState(node, kNear);
+  --wheel_live_;
+  near_.Append({deadline, Seq(node), entry.id});
+}
+
+bool TimerWheel::AdvanceOneSlot(uint64_t now_tick) {
+  int level = 0;
+  while (level < kNumLevels && occupied_[level] == 0) ++level;
+  if (level == kNumLevels) return false;
+  const int slot = std::countr_zero(occupied_[level]);
+  const uint64_t start = SlotStart(elapsed_, level, slot);
+  if (start > now_tick) return false;
+
+  elapsed_ = start;
+  occupied_[level] &= ~(uint64_t{1} << slot);
+  SlotChunk* chain = slots_[level * kSlotsPerLevel + slot].Take();
+  for (SlotChunk* chunk = chain; chunk != nullptr; chunk = chunk->next) {
+    const uint32_t count = chunk->count;
+    wheel_entries_ -= count;
+    if (level == 0) {
+      // Every entry goes to near_ and needs its node: keep loads in flight.
+      for (uint32_t i = 0; i < std::min(count, kPrefetchDistance); ++i) {
+        PrefetchNode(chunk->entries[i].id);
+      }
+      for (uint32_t i = 0; i < count; ++i) {
+        if (i + kPrefetchDistance < count) PrefetchNode(chunk->entries[i + kPrefetchDistance].id);
+        AdmitNear(chunk->entries[i]);
+      }
+      continue;
+    }
+    // A cascade: entries carry their deadline, so no node is touched except
+    // for those due in this very tick.
+    for (uint32_t i = 0; i < count; ++i) {
+      const SlotEntry& entry = chunk->entries[i];
+      const uint64_t tick = TickOf(entry.deadline());
+      if (tick <= elapsed_) {
+        AdmitNear(entry);
+      } else {
+        FileInWheel(entry, tick);
+      }
+    }
+  }
+  SlotList::Release(chain, pool_);
+  near_.FinishLoad();
+  if (level == 0) PrefetchUpcoming();
+  return true;
+}
+
+// Level-0 slots are small, so prefetching inside one has little to overlap
+// with. While the owner pops this slot, bring in the nodes of the next few
+// occupied level-0 slots.
+void TimerWheel::PrefetchUpcoming() const {
+  uint64_t upcoming = occupied_[0];
+  for (int n = 0; n < kLookaheadSlots && upcoming != 0; ++n) {
+    const SlotChunk* chunk = slots_[std::countr_zero(upcoming)].front();
+    upcoming &= upcoming - 1;
+    for (uint32_t i = 0; i < std::min(chunk->count, kPrefetchDistance); ++i) {
+      PrefetchNode(chunk->entries[i].id);
+    }
+  }
+}
+
+size_t TimerWheel::MemoryBytes() const {
+  return sizeof(*this) + nodes_.MemoryBytes() + near_.MemoryBytes() +
+         pool_.chunks_allocated() * sizeof(SlotChunk);
+}
+
+}  // namespace ax::internal

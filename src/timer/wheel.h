@@ -1,0 +1,195 @@
+// TimerWheel: the engine's timer structure, a hierarchical timing wheel with
+// exact (deadline, insertion order) firing. Implements the contract of
+// timer_queue.h; one owner thread, no locks.
+//
+// Algorithm (Varghese & Lauck scheme 7, laid out like tokio and Linux):
+//   * Time is cut into ticks of 2^24 ns = 16.8 ms (tick.h). Seven levels of 64
+//     slots; a level-L slot spans 64^L ticks: level 0 covers 1.07 s, level 1
+//     68.7 s, level 2 73 min, level 3 78 h, level 4 208 days, level 5 36
+//     years, level 6 the rest. Together they span all 2^64 ns, so every int64
+//     deadline is filed directly: nothing is clamped, there is no overflow
+//     list, INT64_MAX works.
+//   * `elapsed_` is the last tick the wheel has processed. An entry whose tick
+//     is <= elapsed_ (past deadlines, the current tick) lives in the NearQueue
+//     (near_queue.h), which orders it exactly by (deadline, sequence). A later
+//     entry is filed at LevelFor(elapsed_, tick): the level of the highest
+//     tick bit that differs from elapsed_. Each level has a 64-bit occupancy
+//     bitmap; the lowest set bit of the first non-empty level is the next
+//     slot (lower levels are always earlier than higher ones).
+//   * Processing a slot (only when the NearQueue is empty) sets elapsed_ to
+//     the slot's first tick and re-files its entries: those of that tick go to
+//     the NearQueue, the rest cascade to lower levels.
+//   * Storage, tuned for "most timers fire": slot entries are {deadline, id}
+//     (12 B) in chunked lists (slot_list.h) and carry what a cascade needs, so
+//     cascading streams through contiguous memory and never touches a node.
+//     Nodes, indexed by the caller's dense id (ChunkedArray), are 16 B:
+//     {deadline, sequence << 2 | state}. A node is read once per entry, when
+//     its slot reaches the NearQueue (prefetched), and once when it fires.
+//   * Remove touches only the node (state := absent): the slot entry becomes
+//     garbage, recognised later because the node no longer is in the wheel
+//     with that deadline. A re-insert with the same deadline leaves a
+//     duplicate that looks live; the NearQueue load and the sweep admit an id
+//     once (state changes on admission). When garbage outnumbers the live
+//     wheel entries, a sweep filters every slot: amortised O(1) per Remove.
+//     Slots holding only garbage may stay marked occupied until processed,
+//     so NextDeadline() can be early -- still a lower bound.
+//   * Same-deadline FIFO: every insert takes a new sequence number, and the
+//     NearQueue orders by (deadline, sequence), so an entry that cascaded from
+//     level 3 still fires before one inserted later directly into level 0.
+//   * NextDeadline() is exact when the earliest entry is in the NearQueue,
+//     otherwise the first tick of the next occupied slot. An idle owner sleeps
+//     until it; the wheel never needs ticking.
+//   * PopExpired hands out at most `max` ids per call. Processing a slot is
+//     O(entries in it), done once per slot per level.
+//   * Memory: 16 B node + 12 B slot entry per pending timer, plus one partly
+//     filled 4 KiB chunk per occupied slot and node-table chunk slack (see
+//     MemoryBytes()). Entries in the NearQueue take 24 B there instead.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "timer/chunked_array.h"
+#include "timer/near_queue.h"
+#include "timer/slot_list.h"
+#include "timer/tick.h"
+
+namespace ax::internal {
+
+class TimerWheel {
+ public:
+  // `now_ns` is the time the wheel starts at; earlier deadlines are due.
+  explicit TimerWheel(int64_t now_ns = 0);
+  ~TimerWheel();
+
+  TimerWheel(const TimerWheel&) = delete;
+  TimerWheel& operator=(const TimerWheel&) = delete;
+
+  // REQUIRES: !Contains(id).
+  void Insert(uint32_t id, int64_t deadline_ns);
+  bool Remove(uint32_t id);
+  bool Contains(uint32_t id) const { return id < nodes_.size() && State(nodes_[id]) != kAbsent; }
+  // REQUIRES: Contains(id).
+  int64_t Deadline(uint32_t id) const { return nodes_[id].deadline; }
+  void Reschedule(uint32_t id, int64_t deadline_ns) {
+    Remove(id);
+    Insert(id, deadline_ns);
+  }
+  int64_t NextDeadline();
+  size_t PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>& out);
+  size_t size() const { return size_; }
+
+  // Bytes held by the wheel (capacity, not size), including the object.
+  size_t MemoryBytes() const;
+
+ private:
+  // Node states. The two wheel states alternate between sweeps, so a sweep
+  // can tell an id it already kept (a duplicate) from one it has not met.
+  static constexpr uint64_t kAbsent = 0;
+  static constexpr uint64_t kNear = 1;
+  static constexpr uint64_t kWheel0 = 2;
+  static constexpr uint64_t kWheel1 = 3;
+  static constexpr uint64_t kStateMask = 3;
+
+  struct Node {
+    int64_t deadline = 0;
+    uint64_t seq_state = kAbsent;  // insertion sequence << 2 | state
+  };
+  static_assert(sizeof(Node) == 16);
+
+  static uint64_t State(const Node& node) { return node.seq_state & kStateMask; }
+  static uint64_t Seq(const Node& node) { return node.seq_state >> 2; }
+  static bool InWheel(const Node& node) { return State(node) >= kWheel0; }
+  static void SetState(Node& node, uint64_t state) {
+    node.seq_state = (node.seq_state & ~kStateMask) | state;
+  }
+
+  bool IsStale(const NearEntry& entry) const {
+    const Node& node = nodes_[entry.id];
+    return State(node) != kNear || Seq(node) != entry.seq;
+  }
+  void PrefetchNode(uint32_t id) const { __builtin_prefetch(&nodes_[id], 1); }
+  // Files an entry whose tick is > elapsed_ into its level and slot.
+  void FileInWheel(const SlotEntry& entry, uint64_t tick);
+  // Moves a slot entry whose tick has been reached into the NearQueue if it
+  // is live and its id not yet admitted (garbage and duplicates are dropped).
+  void AdmitNear(const SlotEntry& entry);
+  void PrefetchUpcoming() const;
+  void DropStaleTop();
+  void MaybeCompactNear();
+  void MaybeSweep();
+  void Sweep();
+  // Processes the next occupied slot if it starts at or before `now_tick`.
+  // REQUIRES: near_ is empty. Returns false when there is no such slot.
+  bool AdvanceOneSlot(uint64_t now_tick);
+
+  ChunkedArray<Node> nodes_;  // indexed by id
+  std::array<uint64_t, kNumLevels> occupied_{};
+  std::array<SlotList, kNumLevels * kSlotsPerLevel> slots_;
+  ChunkPool pool_;
+  NearQueue near_;
+  size_t near_stale_ = 0;           // removed entries still in near_
+  size_t wheel_entries_ = 0;        // slot entries, live or garbage
+  size_t wheel_live_ = 0;           // nodes in a wheel state
+  uint64_t wheel_state_ = kWheel0;  // the state inserts use; flips per sweep
+  uint64_t elapsed_;
+  uint64_t next_seq_ = 0;
+  size_t size_ = 0;
+};
+
+inline void TimerWheel::Insert(uint32_t id, int64_t deadline_ns) {
+  if (id >= nodes_.size()) [[unlikely]] {
+    nodes_.EnsureIndex(id);
+  }
+  Node& node = nodes_[id];
+  assert(State(node) == kAbsent);
+  const uint64_t seq = next_seq_++;
+  node.deadline = deadline_ns;
+  ++size_;
+  const uint64_t tick = TickOf(deadline_ns);
+  if (tick <= elapsed_) [[unlikely]] {
+    node.seq_state = seq << 2 | kNear;
+    near_.Push({deadline_ns, seq, id});
+    return;
+  }
+  node.seq_state = seq << 2 | wheel_state_;
+  ++wheel_live_;
+  FileInWheel(SlotEntry(id, deadline_ns), tick);
+}
+
+inline void TimerWheel::FileInWheel(const SlotEntry& entry, uint64_t tick) {
+  const int level = LevelFor(elapsed_, tick);
+  const int slot = SlotFor(tick, level);
+  slots_[level * kSlotsPerLevel + slot].Append(entry, pool_);
+  occupied_[level] |= uint64_t{1} << slot;
+  ++wheel_entries_;
+}
+
+inline bool TimerWheel::Remove(uint32_t id) {
+  if (!Contains(id)) return false;
+  Node& node = nodes_[id];
+  const bool near = State(node) == kNear;
+  SetState(node, kAbsent);
+  --size_;
+  if (near) {
+    ++near_stale_;  // left in near_ and skipped when met
+    MaybeCompactNear();
+  } else {
+    --wheel_live_;  // its slot entry is garbage now
+    MaybeSweep();
+  }
+  return true;
+}
+
+inline void TimerWheel::MaybeSweep() {
+  if (wheel_entries_ - wheel_live_ > wheel_live_ + 1024) [[unlikely]] {
+    Sweep();
+  }
+}
+
+}  // namespace ax::internal

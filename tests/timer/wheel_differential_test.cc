@@ -1,0 +1,213 @@
+// Randomized differential test: TimerWheel against ReferenceQueue (the
+// ordered-set oracle) over millions of mixed operations. Every PopExpired
+// output must be identical, and NextDeadline must be a lower bound that
+// satisfies the progress rule.
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "timer/reference_queue.h"
+#include "timer/wheel.h"
+
+namespace ax::internal {
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// Saturating a + b for b >= 0.
+int64_t AddSat(int64_t a, int64_t b) { return a > kMax - b ? kMax : a + b; }
+int64_t SubSat(int64_t a, int64_t b) { return a < kMin + b ? kMin : a - b; }
+
+struct Regime {
+  int64_t start_ns;
+  uint32_t ids;     // id space: fewer ids = more reuse and remove hits
+  int64_t horizon;  // typical distance of a deadline from now
+  int64_t quantum;  // deadlines are rounded to this (ties when large)
+  bool monotonic;   // whether `now` only moves forward
+};
+
+class Differential {
+ public:
+  Differential(const Regime& regime, uint64_t seed)
+      : regime_(regime),
+        rng_(seed),
+        wheel_(regime.start_ns),
+        reference_(regime.start_ns),
+        now_(regime.start_ns) {}
+
+  void Run(int operations) {
+    for (int i = 0; i < operations && !::testing::Test::HasFatalFailure(); ++i) Step();
+    Drain();
+  }
+
+ private:
+  int64_t Uniform(int64_t bound) {  // [0, bound]
+    return std::uniform_int_distribution<int64_t>(0, bound)(rng_);
+  }
+  int64_t RandomDeadline() {
+    int64_t deadline;
+    switch (Uniform(15)) {
+      case 0:
+        deadline = SubSat(now_, Uniform(regime_.horizon));
+        break;  // past
+      case 1:
+        deadline = now_;
+        break;
+      case 2:
+        deadline = AddSat(now_, Uniform(1 << 20));
+        break;  // within a tick or two
+      case 3:
+        deadline = AddSat(now_, Uniform(int64_t{1} << 36));
+        break;  // ~1 min
+      case 4:
+        deadline = AddSat(now_, Uniform(int64_t{1} << 44));
+        break;  // ~5 h
+      case 5: {
+        const int64_t extremes[] = {kMin, kMin + 1, kMax, kMax - 1,
+                                    int64_t{7'258'118'400} * 1'000'000'000};
+        deadline = extremes[Uniform(4)];
+        break;
+      }
+      default:
+        deadline = AddSat(now_, Uniform(regime_.horizon));
+    }
+    if (regime_.quantum > 1 && deadline > kMin + regime_.quantum)
+      deadline -= deadline % regime_.quantum;
+    return deadline;
+  }
+  void AdvanceTime() {
+    switch (Uniform(9)) {
+      case 0:
+        break;
+      case 1:
+        now_ = AddSat(now_, Uniform(1 << 12));
+        break;
+      case 2:
+        now_ = AddSat(now_, Uniform(1 << 22));
+        break;
+      case 3:
+        now_ = AddSat(now_, Uniform(regime_.horizon / 8));
+        break;
+      case 4:
+        now_ = AddSat(now_, Uniform(int64_t{1} << 40));
+        break;  // big jump
+      case 5:
+      case 6: {  // an engine waking at the promised time
+        const int64_t next = wheel_.NextDeadline();
+        // Not to the far-future extremes: the run would end there.
+        if (next < AddSat(now_, regime_.horizon)) now_ = std::max(now_, next);
+        break;
+      }
+      case 7:
+        if (!regime_.monotonic) now_ = SubSat(now_, Uniform(regime_.horizon));
+        break;
+      default:
+        now_ = AddSat(now_, Uniform(regime_.horizon / 64));
+    }
+  }
+  void Step() {
+    const uint32_t id = static_cast<uint32_t>(Uniform(regime_.ids - 1));
+    switch (Uniform(19)) {
+      case 0:
+      case 1:
+      case 2:
+      case 3:
+      case 4:
+      case 5:
+      case 6:
+        if (!reference_.Contains(id)) Insert(id, RandomDeadline());
+        break;
+      case 7:
+      case 8:
+      case 9:
+        ASSERT_EQ(wheel_.Remove(id), reference_.Remove(id));
+        break;
+      case 10:
+      case 11: {
+        const int64_t deadline = RandomDeadline();
+        wheel_.Reschedule(id, deadline);
+        reference_.Reschedule(id, deadline);
+        break;
+      }
+      case 12:
+        if (reference_.Contains(id) && Uniform(1) == 0) {  // same deadline: a duplicate
+          const int64_t deadline = reference_.Deadline(id);
+          wheel_.Reschedule(id, deadline);
+          reference_.Reschedule(id, deadline);
+        }
+        ASSERT_EQ(wheel_.Contains(id), reference_.Contains(id));
+        if (reference_.Contains(id)) {
+          ASSERT_EQ(wheel_.Deadline(id), reference_.Deadline(id));
+        }
+        break;
+      default:
+        AdvanceTime();
+        Pop();
+    }
+    ASSERT_EQ(wheel_.size(), reference_.size());
+  }
+  void Insert(uint32_t id, int64_t deadline) {
+    wheel_.Insert(id, deadline);
+    reference_.Insert(id, deadline);
+  }
+  void Pop() {
+    const size_t maxes[] = {1, 3, 17, 1000, std::numeric_limits<size_t>::max()};
+    const size_t max = maxes[Uniform(4)];
+    wheel_out_.clear();
+    reference_out_.clear();
+    const size_t popped = wheel_.PopExpired(now_, max, wheel_out_);
+    reference_.PopExpired(now_, max, reference_out_);
+    ASSERT_EQ(popped, wheel_out_.size());
+    ASSERT_EQ(wheel_out_, reference_out_) << "now=" << now_ << " max=" << max;
+    const int64_t next = wheel_.NextDeadline();
+    ASSERT_LE(next, reference_.NextDeadline());
+    if (popped < max && now_ != kMax) {
+      ASSERT_GT(next, now_);
+    }
+  }
+  void Drain() {
+    now_ = kMax;
+    wheel_out_.clear();
+    reference_out_.clear();
+    wheel_.PopExpired(now_, std::numeric_limits<size_t>::max(), wheel_out_);
+    reference_.PopExpired(now_, std::numeric_limits<size_t>::max(), reference_out_);
+    ASSERT_EQ(wheel_out_, reference_out_);
+    ASSERT_EQ(wheel_.size(), 0u);
+    ASSERT_EQ(wheel_.NextDeadline(), kMax);
+  }
+
+  Regime regime_;
+  std::mt19937_64 rng_;
+  TimerWheel wheel_;
+  ReferenceQueue reference_;
+  int64_t now_;
+  std::vector<uint32_t> wheel_out_;
+  std::vector<uint32_t> reference_out_;
+};
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kSec = 1'000 * kMs;
+
+TEST(WheelDifferential, EngineLikeSecondsToHours) {
+  Differential({0, 4096, 3600 * kSec, 1, true}, 1).Run(600'000);
+}
+
+TEST(WheelDifferential, ManyTiesOnCoarseDeadlines) {
+  Differential({1'700'000'000 * kSec, 512, 10 * kSec, 50 * kMs, true}, 2).Run(600'000);
+}
+
+TEST(WheelDifferential, SubTickDeadlines) {
+  Differential({-5 * kSec, 256, 4 * kMs, 1, true}, 3).Run(500'000);
+}
+
+TEST(WheelDifferential, NonMonotonicNowNearInt64Extremes) {
+  Differential({kMax - 100 * kSec, 1024, 200 * kSec, 1, false}, 4).Run(300'000);
+  Differential({kMin + 100 * kSec, 1024, 200 * kSec, 1, false}, 5).Run(300'000);
+}
+
+}  // namespace
+}  // namespace ax::internal

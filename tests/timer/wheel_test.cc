@@ -1,0 +1,271 @@
+// Unit tests of TimerWheel against the timer_queue.h contract.
+#include "timer/wheel.h"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace ax::internal {
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kSec = 1'000 * kMs;
+constexpr size_t kAll = std::numeric_limits<size_t>::max();
+
+std::vector<uint32_t> Pop(TimerWheel& wheel, int64_t now, size_t max = kAll) {
+  std::vector<uint32_t> out;
+  wheel.PopExpired(now, max, out);
+  return out;
+}
+
+TEST(Wheel, EmptyHasNoNextDeadline) {
+  TimerWheel wheel(5 * kSec);
+  EXPECT_EQ(wheel.size(), 0u);
+  EXPECT_EQ(wheel.NextDeadline(), kMax);
+  EXPECT_TRUE(Pop(wheel, kMax).empty());
+}
+
+TEST(Wheel, FiresAtDeadlineNotBefore) {
+  TimerWheel wheel(0);
+  wheel.Insert(1, 10 * kSec + 17);
+  EXPECT_TRUE(Pop(wheel, 10 * kSec + 16).empty());
+  EXPECT_TRUE(wheel.Contains(1));
+  EXPECT_EQ(Pop(wheel, 10 * kSec + 17), std::vector<uint32_t>{1});
+  EXPECT_FALSE(wheel.Contains(1));
+  EXPECT_EQ(wheel.size(), 0u);
+}
+
+TEST(Wheel, InsertRemoveContains) {
+  TimerWheel wheel(0);
+  wheel.Insert(3, 5 * kMs);
+  wheel.Insert(7, 90 * kSec);
+  EXPECT_TRUE(wheel.Contains(3));
+  EXPECT_TRUE(wheel.Contains(7));
+  EXPECT_FALSE(wheel.Contains(4));
+  EXPECT_FALSE(wheel.Contains(1'000'000));
+  EXPECT_EQ(wheel.Deadline(7), 90 * kSec);
+  EXPECT_TRUE(wheel.Remove(3));
+  EXPECT_FALSE(wheel.Remove(3));
+  EXPECT_FALSE(wheel.Remove(123456));
+  EXPECT_EQ(wheel.size(), 1u);
+  EXPECT_EQ(Pop(wheel, kMax), std::vector<uint32_t>{7});
+}
+
+TEST(Wheel, RemoveSwapsLastEntryOfSlotIntoPlace) {
+  TimerWheel wheel(0);
+  for (uint32_t id = 0; id < 5; ++id) wheel.Insert(id, 3 * kSec);  // one slot
+  EXPECT_TRUE(wheel.Remove(1));
+  EXPECT_TRUE(wheel.Remove(4));  // was moved into position 1
+  EXPECT_TRUE(wheel.Remove(0));
+  EXPECT_EQ(Pop(wheel, 3 * kSec), (std::vector<uint32_t>{2, 3}));
+}
+
+TEST(Wheel, RescheduleTakesNewPlaceInInsertionOrder) {
+  TimerWheel wheel(0);
+  wheel.Insert(1, 2 * kSec);
+  wheel.Insert(2, 2 * kSec);
+  wheel.Insert(3, 2 * kSec);
+  wheel.Reschedule(1, 2 * kSec);  // same deadline, now last
+  wheel.Reschedule(3, kSec);      // earlier
+  EXPECT_EQ(wheel.Deadline(3), kSec);
+  EXPECT_EQ(Pop(wheel, kMax), (std::vector<uint32_t>{3, 2, 1}));
+}
+
+TEST(Wheel, RescheduleOfAbsentIdInserts) {
+  TimerWheel wheel(0);
+  wheel.Reschedule(9, kSec);
+  EXPECT_TRUE(wheel.Contains(9));
+  EXPECT_EQ(wheel.size(), 1u);
+}
+
+TEST(Wheel, PastDeadlinesAreDueAtOnceInDeadlineOrder) {
+  TimerWheel wheel(100 * kSec);
+  wheel.Insert(1, 50 * kSec);
+  wheel.Insert(2, kMin);
+  wheel.Insert(3, 100 * kSec);
+  wheel.Insert(4, 99 * kSec);
+  EXPECT_EQ(wheel.NextDeadline(), kMin);
+  EXPECT_EQ(Pop(wheel, 100 * kSec), (std::vector<uint32_t>{2, 1, 4, 3}));
+}
+
+TEST(Wheel, FarFutureDeadlinesFireInOrder) {
+  TimerWheel wheel(0);
+  const int64_t year_2200 = 7'258'118'400 * kSec;  // 2200-01-01 since the epoch
+  wheel.Insert(1, kMax);
+  wheel.Insert(2, kMax - 1);
+  wheel.Insert(3, year_2200);
+  wheel.Insert(4, year_2200 + 1);
+  EXPECT_TRUE(Pop(wheel, year_2200 - 1).empty());
+  EXPECT_EQ(Pop(wheel, year_2200), std::vector<uint32_t>{3});
+  EXPECT_EQ(Pop(wheel, kMax - 2), std::vector<uint32_t>{4});
+  EXPECT_EQ(Pop(wheel, kMax - 1), std::vector<uint32_t>{2});
+  EXPECT_EQ(Pop(wheel, kMax), std::vector<uint32_t>{1});
+}
+
+TEST(Wheel, WorksAtInt64Extremes) {
+  TimerWheel low(kMin);
+  low.Insert(1, kMin);
+  low.Insert(2, kMin + 1);
+  low.Insert(3, kMax);
+  EXPECT_EQ(Pop(low, kMin), std::vector<uint32_t>{1});
+  EXPECT_EQ(Pop(low, kMax), (std::vector<uint32_t>{2, 3}));
+
+  TimerWheel high(kMax);
+  high.Insert(1, kMax);
+  high.Insert(2, kMin);
+  EXPECT_EQ(Pop(high, kMax), (std::vector<uint32_t>{2, 1}));
+}
+
+TEST(Wheel, SameDeadlineKeepsInsertionOrderAcrossLevels) {
+  const int64_t deadline = 3600 * kSec + 123;
+  TimerWheel wheel(0);
+  wheel.Insert(10, deadline);  // level 2 (an hour out)
+  EXPECT_TRUE(Pop(wheel, deadline - 30 * kSec).empty());
+  wheel.Insert(11, deadline);  // level 1 (30 s out)
+  EXPECT_TRUE(Pop(wheel, deadline - 500 * kMs).empty());
+  wheel.Insert(12, deadline);  // level 0 (0.5 s out)
+  EXPECT_TRUE(Pop(wheel, deadline - 1).empty());
+  wheel.Insert(13, deadline);  // the near-term structure: the current tick
+  wheel.Insert(14, deadline - 1);
+  EXPECT_EQ(Pop(wheel, deadline), (std::vector<uint32_t>{14, 10, 11, 12, 13}));
+}
+
+TEST(Wheel, NextDeadlineIsLowerBoundAndExactNearTerm) {
+  TimerWheel wheel(0);
+  const int64_t deadline = 1800 * kSec + 777;
+  wheel.Insert(1, deadline);
+  int64_t now = 0;
+  int wakeups = 0;
+  // An idle owner sleeps until NextDeadline(); it reaches the deadline after a
+  // handful of coarse wake-ups (one per level), never by ticking.
+  while (true) {
+    const int64_t next = wheel.NextDeadline();
+    ASSERT_LE(next, deadline);
+    ASSERT_GT(next, now);
+    now = next;
+    ++wakeups;
+    if (!Pop(wheel, now).empty()) break;
+  }
+  EXPECT_EQ(now, deadline);
+  EXPECT_LE(wakeups, kNumLevels + 1);
+  EXPECT_EQ(wheel.NextDeadline(), kMax);
+}
+
+TEST(Wheel, NextDeadlineExactOnceInCurrentTick) {
+  TimerWheel wheel(0);
+  wheel.Insert(1, 5 * kSec + 3);
+  wheel.Insert(2, 5 * kSec + 1);
+  EXPECT_TRUE(Pop(wheel, 5 * kSec).empty());
+  EXPECT_EQ(wheel.NextDeadline(), 5 * kSec + 1);
+  wheel.Remove(2);
+  EXPECT_EQ(wheel.NextDeadline(), 5 * kSec + 3);
+}
+
+TEST(Wheel, ReturningFewerThanMaxMeansNothingDueUntilNextDeadline) {
+  TimerWheel wheel(0);
+  for (uint32_t id = 0; id < 1000; ++id) wheel.Insert(id, (id * 7919 % 1000) * 37 * kMs);
+  for (int64_t now = 0; now < 40 * kSec; now += 333 * kMs) {
+    std::vector<uint32_t> out;
+    const size_t popped = wheel.PopExpired(now, 5, out);
+    if (popped < 5) {
+      EXPECT_GT(wheel.NextDeadline(), now);
+    }
+    for (uint32_t id : out) EXPECT_LE((id * 7919 % 1000) * 37 * kMs, now);
+  }
+}
+
+TEST(Wheel, MaxBatchesAMillionSimultaneousDeadlines) {
+  constexpr uint32_t kCount = 1'000'000;
+  constexpr size_t kBatch = 4096;
+  TimerWheel wheel(0);
+  for (uint32_t id = 0; id < kCount; ++id) wheel.Insert(id, 60 * kSec);
+  std::vector<uint32_t> out;
+  uint32_t expected = 0;
+  size_t calls = 0;
+  while (wheel.size() > 0) {
+    out.clear();
+    const size_t popped = wheel.PopExpired(60 * kSec, kBatch, out);
+    ASSERT_EQ(popped, out.size());
+    ASSERT_EQ(popped, std::min<size_t>(kBatch, kCount - expected));
+    for (uint32_t id : out) ASSERT_EQ(id, expected++);
+    ++calls;
+  }
+  EXPECT_EQ(calls, (kCount + kBatch - 1) / kBatch);
+}
+
+TEST(Wheel, RemovedNearTermEntriesAreSkippedAndCompacted) {
+  TimerWheel wheel(kSec);
+  for (uint32_t id = 0; id < 10'000; ++id) wheel.Insert(id, kSec - id);  // all due
+  for (uint32_t id = 0; id < 10'000; ++id) {
+    if (id % 10 != 0) {
+      ASSERT_TRUE(wheel.Remove(id));
+    }
+  }
+  for (uint32_t id = 1; id < 10'000; id += 10) wheel.Insert(id, 0);  // re-used ids
+  EXPECT_EQ(wheel.size(), 2000u);
+  std::vector<uint32_t> out = Pop(wheel, kSec);
+  ASSERT_EQ(out.size(), 2000u);
+  for (size_t i = 0; i < 1000; ++i) EXPECT_EQ(out[i], 1 + 10 * i);  // deadline 0, FIFO
+  for (size_t i = 0; i < 1000; ++i) EXPECT_EQ(out[1000 + i], 9990 - 10 * i);
+}
+
+TEST(Wheel, ChurnOfRemovesAndSameDeadlineReinsertsStaysBounded) {
+  // Each Remove leaves garbage in a slot, each same-deadline re-insert a
+  // duplicate that looks live; sweeps must drop both, or memory would grow
+  // with the number of operations.
+  TimerWheel wheel(0);
+  for (uint32_t id = 0; id < 1000; ++id) wheel.Insert(id, 3600 * kSec + id % 7);
+  const size_t baseline = wheel.MemoryBytes();
+  for (int round = 0; round < 300; ++round) {
+    for (uint32_t id = 0; id < 1000; ++id) {
+      ASSERT_TRUE(wheel.Remove(id));
+      wheel.Insert(id, 3600 * kSec + id % 7);
+    }
+  }
+  EXPECT_LE(wheel.MemoryBytes(), baseline + 64 * 1024);
+  std::vector<uint32_t> out = Pop(wheel, kMax);
+  ASSERT_EQ(out.size(), 1000u);  // each id exactly once
+  for (size_t i = 1; i < out.size(); ++i) {
+    EXPECT_LE(out[i - 1] % 7, out[i] % 7);  // by deadline, then re-insert order
+  }
+}
+
+TEST(Wheel, RemovedEntriesLeaveNoTraceWhenTheirSlotIsProcessed) {
+  TimerWheel wheel(0);
+  for (uint32_t id = 0; id < 100; ++id) wheel.Insert(id, 10 * kSec);
+  for (uint32_t id = 0; id < 100; ++id) wheel.Remove(id);
+  wheel.Insert(5, 20 * kSec);
+  EXPECT_LE(wheel.NextDeadline(), 10 * kSec);  // a garbage-only slot: early, still a bound
+  EXPECT_TRUE(Pop(wheel, 15 * kSec).empty());
+  EXPECT_GT(wheel.NextDeadline(), 15 * kSec);
+  EXPECT_EQ(Pop(wheel, 20 * kSec), std::vector<uint32_t>{5});
+}
+
+TEST(Wheel, SparseIdsGrowNodeStorage) {
+  TimerWheel wheel(0);
+  wheel.Insert(5'000'000, kSec);
+  wheel.Insert(0, kSec);
+  EXPECT_TRUE(wheel.Contains(5'000'000));
+  EXPECT_FALSE(wheel.Contains(4'999'999));
+  EXPECT_EQ(Pop(wheel, kSec), (std::vector<uint32_t>{5'000'000, 0}));
+}
+
+TEST(Wheel, MemoryPerPendingEntryWithinBudget) {
+  constexpr uint32_t kCount = 1 << 20;
+  TimerWheel wheel(0);
+  uint64_t state = 1;
+  for (uint32_t id = 0; id < kCount; ++id) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    wheel.Insert(id, 60 * kSec + static_cast<int64_t>((state >> 33) % (3540 * kSec / 1024)) * 1024);
+  }
+  const double per_entry = static_cast<double>(wheel.MemoryBytes()) / kCount;
+  EXPECT_LE(per_entry, 32.0);
+  RecordProperty("bytes_per_entry", std::to_string(per_entry));
+}
+
+}  // namespace
+}  // namespace ax::internal
