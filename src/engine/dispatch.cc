@@ -570,27 +570,34 @@ void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason,
     c.buffered = false;
     c.pause_after_run = false;
     c.rearm_at.reset();
-  } else if (state != JobState::kCompleted) {
-    Cold(j).reason = std::move(reason);
+  } else if (state == JobState::kDead || (state == JobState::kCancelled && reason != "cancelled")) {
+    Cold(j).reason = std::move(reason);  // a plain cancel needs no record of why
   }
   --live_jobs_;
   retired_.push_back({slot, j.gen, now});
-  if (const int64_t purge_at = NextWake(); purge_at < armed_) {  // wake to forget it
-    armed_ = purge_at;
-    interrupt_.Signal();
+  // Wake the scheduler thread to forget it in time, when nothing earlier will.
+  const size_t retained = retired_.size() - retired_head_;
+  if (retained == 1 || retained > options_.max_retained) {
+    const int64_t purge_at =
+        retained > options_.max_retained
+            ? INT64_MIN
+            : ToUnixNanos(AddDuration(now, options_.retention).value_or(kInstantMax));
+    if (purge_at < armed_) {
+      armed_ = purge_at;
+      interrupt_.Signal();
+    }
   }
   if (j.held == 0) released = std::move(j.task);
-  if (state == JobState::kCancelled) {
-    ++stats_.cancelled;
-    Emit(MakeEvent(EventType::kCancelled, slot, now));
-  } else if (state == JobState::kCompleted) {
-    Emit(MakeEvent(EventType::kCompleted, slot, now));
+  if (state == JobState::kCancelled) ++stats_.cancelled;
+  if (events_ && state != JobState::kDead) {
+    Emit(MakeEvent(state == JobState::kCancelled ? EventType::kCancelled : EventType::kCompleted,
+                   slot, now));
   }
 }
 
 void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
   Job& parent = jobs_[slot];
-  if (!parent.cold) return;
+  if (!parent.cold || parent.cold->children.empty()) return;
   const std::vector<JobId> children = std::move(parent.cold->children);
   parent.cold->children.clear();
   for (JobId id : children) {
@@ -616,7 +623,7 @@ void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
 void SchedulerImpl::EndChildren(uint32_t slot, JobState parent_state, Instant now,
                                 std::vector<Task>& released) {
   Job& parent = jobs_[slot];
-  if (!parent.cold) return;
+  if (!parent.cold || parent.cold->children.empty()) return;
   const std::vector<JobId> children = std::move(parent.cold->children);
   parent.cold->children.clear();
   const std::string why =
@@ -648,6 +655,7 @@ Event SchedulerImpl::MakeEvent(EventType type, uint32_t slot, Instant now) const
 }
 
 // Queued under mu_, so observers see events in the order they happened.
+// Callers build events only when events_ is set (they cost strings).
 void SchedulerImpl::Emit(Event e) {
   if (events_) events_->Push(std::move(e));
 }

@@ -66,7 +66,7 @@ SchedulerImpl::~SchedulerImpl() {
 Result<JobId> SchedulerImpl::At(Instant when, Task task, JobOptions options) {
   Plan p;
   p.at = when;
-  return Submit(std::move(p), std::move(task), std::move(options));
+  return Submit(p, task, options);
 }
 
 Result<JobId> SchedulerImpl::After(Duration delay, Task task, JobOptions options) {
@@ -76,14 +76,14 @@ Result<JobId> SchedulerImpl::After(Duration delay, Task task, JobOptions options
   }
   Plan p;
   p.delay = delay;
-  return Submit(std::move(p), std::move(task), std::move(options));
+  return Submit(p, task, options);
 }
 
 Result<JobId> SchedulerImpl::Every(Duration period, Task task, JobOptions options) {
   Plan p;
   p.kind = JobKind::kEvery;
   p.period = period;
-  return Submit(std::move(p), std::move(task), std::move(options));
+  return Submit(p, task, options);
 }
 
 Result<JobId> SchedulerImpl::Every(Duration period, Instant first, Task task, JobOptions options) {
@@ -92,7 +92,7 @@ Result<JobId> SchedulerImpl::Every(Duration period, Instant first, Task task, Jo
   p.period = period;
   p.at = first;
   p.first_given = true;
-  return Submit(std::move(p), std::move(task), std::move(options));
+  return Submit(p, task, options);
 }
 
 Result<JobId> SchedulerImpl::Cron(std::string_view expr, std::string_view tz, Task task,
@@ -105,7 +105,7 @@ Result<JobId> SchedulerImpl::Cron(std::string_view expr, std::string_view tz, Ta
   Plan p;
   p.kind = JobKind::kCron;
   p.cron = std::move(*c);
-  return Submit(std::move(p), std::move(task), std::move(options));
+  return Submit(p, task, options);
 }
 
 Result<JobId> SchedulerImpl::Cron(std::string_view expr, std::string_view tz, Instant first,
@@ -120,7 +120,7 @@ Result<JobId> SchedulerImpl::Cron(std::string_view expr, std::string_view tz, In
   p.cron = std::move(*c);
   p.at = first;
   p.first_given = true;
-  return Submit(std::move(p), std::move(task), std::move(options));
+  return Submit(p, task, options);
 }
 
 Status SchedulerImpl::ValidateOptions(const JobOptions& o) const {
@@ -148,7 +148,7 @@ static bool NeedsCold(const JobOptions& o, JobKind kind) {
          o.overlap != kDefaults.overlap || o.misfire != kDefaults.misfire;
 }
 
-Result<JobId> SchedulerImpl::Submit(Plan plan, Task task, JobOptions options) {
+Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& options) {
   if (!task) return Status::InvalidArgument("task: empty callable");
   if (plan.kind == JobKind::kEvery && plan.period.count() <= 0) {
     return Status::InvalidArgument("period: must be positive, got " +
@@ -250,7 +250,7 @@ Result<JobId> SchedulerImpl::Submit(Plan plan, Task task, JobOptions options) {
     FirstSchedule(slot, plan, now);
   }
   const JobId id(slot, j.gen);
-  Emit(MakeEvent(EventType::kScheduled, slot, now));
+  if (events_) Emit(MakeEvent(EventType::kScheduled, slot, now));
   l.unlock();
   return id;
 }
@@ -643,6 +643,7 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
     info.attempt = 1;
     info.runs = (j.state == JobState::kRunning || j.state == JobState::kCompleted) ? 1 : 0;
   }
+  if (info.reason.empty() && j.state == JobState::kCancelled) info.reason = "cancelled";
   return info;
 }
 

@@ -80,7 +80,7 @@ class SchedulerImpl final : public Scheduler {
   };
 
   // ---- submission
-  Result<JobId> Submit(Plan plan, Task task, JobOptions options);
+  Result<JobId> Submit(Plan& plan, Task& task, const JobOptions& options);
   Status ValidateOptions(const JobOptions& o) const;
   void FirstSchedule(uint32_t slot, const Plan& plan, Instant now);
   void ApplySubmitMisfire(uint32_t slot, Instant first, Instant now);
@@ -150,8 +150,8 @@ class SchedulerImpl final : public Scheduler {
   std::vector<Event> dead_letters_;
   size_t live_jobs_ = 0;
   std::atomic<uint64_t> held_total_{0};  // runs dispatched and not yet finished
-  uint64_t executing_ = 0;     // of those, the ones that started
-  std::vector<uint32_t> due_;  // scratch of the scheduler thread
+  uint64_t executing_ = 0;               // of those, the ones that started
+  std::vector<uint32_t> due_;            // scratch of the scheduler thread
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until
   bool shutting_down_ = false;
