@@ -17,6 +17,7 @@
 //   s->WaitIdle();  // the job has run
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -37,10 +38,13 @@ class Interrupt {
   void Signal();
   // Clears a pending signal; returns whether there was one.
   bool Clear();
+  // Cheap check for spinning waiters (no system call).
+  bool signalled() const { return signalled_.load(std::memory_order_acquire); }
   int fd() const { return fd_; }
 
  private:
   int fd_;
+  std::atomic<bool> signalled_{false};
 };
 
 // Clock: thread-safe source of the current instant and of timed waits.

@@ -61,6 +61,7 @@ std::optional<Instant> SchedulerImpl::NextTick(const Job& j, Instant after) cons
 
 void SchedulerImpl::Loop() {
   std::vector<uint32_t> dispatch;
+  std::vector<void*> runs;
   Lock l(mu_);
   while (!loop_exit_) {
     armed_ = INT64_MIN;  // no self-signals while processing
@@ -76,11 +77,13 @@ void SchedulerImpl::Loop() {
     }
     const bool more = handled >= kBatch;
     armed_ = more ? INT64_MIN : next;
+    for (uint32_t run : dispatch) runs.push_back(&runs_[run]);
     idle_cv_.notify_all();
     l.unlock();
     if (!dispatch.empty()) {
-      pool_->Push(dispatch.data(), dispatch.size());
+      pool_->Push(runs.data(), runs.size());
       dispatch.clear();
+      runs.clear();
     }
     if (!more) clock_->WaitUntil(FromUnixNanos(next), interrupt_);
     interrupt_.Clear();
@@ -90,7 +93,6 @@ void SchedulerImpl::Loop() {
 }
 
 int64_t SchedulerImpl::NextWake() {
-  if (retired_.size() - retired_head_ > options_.max_retained) return INT64_MIN;
   int64_t next = run_wheel_.NextDeadline();
   if (!shutting_down_) next = std::min(next, wheel_.NextDeadline());
   if (retired_head_ < retired_.size()) {
@@ -119,12 +121,15 @@ uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
   Job& j = jobs_[slot];
   const uint32_t idx = runs_.Allocate();
   Run& r = runs_[idx];
+  r.index = idx;
+  r.task = &j.task;
+  r.fast = !j.cold && !events_;
+  r.phase.store(kQueued, std::memory_order_relaxed);
   r.job = slot;
   r.gen = j.gen;
   r.attempt = attempt;
   r.scheduled = scheduled;
   r.stop.store(false, std::memory_order_relaxed);
-  r.started = false;
   r.resolved = false;
   r.slow_done = false;
   r.timeout_at = kInstantMax;
@@ -247,7 +252,7 @@ void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
 
 void SchedulerImpl::FireRunTimer(uint32_t run, Instant now) {
   Run& r = runs_[run];
-  if (r.resolved || !r.started) return;
+  if (r.resolved || r.phase.load(std::memory_order_relaxed) != kStarted) return;
   Event e = MakeEvent(EventType::kSlow, r.job, now);
   e.scheduled_at = r.scheduled;
   e.attempt = r.attempt;
@@ -299,10 +304,26 @@ void SchedulerImpl::PurgeRetired(Instant now) {
 
 // ---------------------------------------------------------------- runs
 
-void SchedulerImpl::Execute(uint32_t run) {
+void SchedulerImpl::Execute(Run& r, int worker) {
+  const uint32_t run = r.index;
   Task released;
   Task* task = nullptr;
   std::optional<RunContext> ctx;
+  if (r.fast) {
+    // A plain run (no options, no observer): started by compare-and-swap, and
+    // resolved later with the worker's other finished runs, under one lock.
+    uint8_t queued = kQueued;
+    const bool stopping = stopping_runs_.load(std::memory_order_acquire);
+    if (!stopping && r.phase.compare_exchange_strong(queued, kStarted, std::memory_order_acq_rel)) {
+      executing_.fetch_add(1, std::memory_order_relaxed);
+      r.started_at = clock_->Now();
+      const RunContext fast_ctx(JobId(r.job, r.gen), {}, r.attempt, r.scheduled,
+                                StopToken(&r.stop));
+      finished_[static_cast<size_t>(worker)].push_back({&r, Invoke(*r.task, fast_ctx)});
+      if (finished_[static_cast<size_t>(worker)].size() >= 64) Flush(worker);
+      return;
+    }
+  }
   {
     Lock l(mu_);
     if (!Start(run, task, ctx)) {
@@ -312,21 +333,50 @@ void SchedulerImpl::Execute(uint32_t run) {
       return;
     }
   }
-  Status status;
-  try {
-    status = (*task)(*ctx);
-  } catch (const std::exception& e) {
-    status = Status::Internal(std::string("callback threw: ") + e.what());
-  } catch (...) {
-    status = Status::Internal("callback threw a non-standard exception");
-  }
+  const Status status = Invoke(*task, *ctx);
   {
     Lock l(mu_);
-    --executing_;
+    executing_.fetch_sub(1, std::memory_order_relaxed);
     if (!runs_[run].resolved) Resolve(run, status, clock_->Now());
     ReleaseRun(run, released);
   }
   FinishHeld(released);
+}
+
+// Runs user code: no exception escapes to the worker (SPEC 2.6).
+Status SchedulerImpl::Invoke(Task& task, const RunContext& ctx) {
+  try {
+    return task(ctx);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("callback threw: ") + e.what());
+  } catch (...) {
+    return Status::Internal("callback threw a non-standard exception");
+  }
+}
+
+void SchedulerImpl::Flush(int worker) {
+  std::vector<Finished>& done = finished_[static_cast<size_t>(worker)];
+  if (done.empty()) return;
+  std::vector<Task> released(done.size());
+  {
+    Lock l(mu_);
+    const Instant now = clock_->Now();
+    for (size_t i = 0; i < done.size(); ++i) {
+      Run& r = *done[i].run;
+      stats_.lateness.Record(ToUnixNanos(r.started_at) - ToUnixNanos(r.scheduled));
+      executing_.fetch_sub(1, std::memory_order_relaxed);
+      if (!r.resolved) Resolve(r.index, done[i].status, now);
+      ReleaseRun(r.index, released[i]);
+    }
+    if (executing_.load(std::memory_order_relaxed) == 0) idle_cv_.notify_all();
+  }
+  const auto n = static_cast<uint64_t>(done.size());
+  done.clear();
+  released.clear();  // captures die here, unlocked
+  if (held_total_.fetch_sub(n, std::memory_order_acq_rel) == n) {
+    std::lock_guard<std::mutex> l(mu_);
+    idle_cv_.notify_all();
+  }
 }
 
 // Marks a run started and gives its task and context; false when it must not
@@ -334,7 +384,9 @@ void SchedulerImpl::Execute(uint32_t run) {
 bool SchedulerImpl::Start(uint32_t run, Task*& task, std::optional<RunContext>& ctx) {
   Run& r = runs_[run];
   Job& j = jobs_[r.job];
-  if (r.resolved || shutting_down_) {
+  uint8_t queued = kQueued;
+  if (r.resolved || shutting_down_ ||
+      !r.phase.compare_exchange_strong(queued, kStarted, std::memory_order_acq_rel)) {
     if (!r.resolved) {
       r.resolved = true;
       --j.active;
@@ -343,9 +395,8 @@ bool SchedulerImpl::Start(uint32_t run, Task*& task, std::optional<RunContext>& 
     return false;
   }
   const Instant now = clock_->Now();
-  r.started = true;
   r.started_at = now;
-  ++executing_;
+  executing_.fetch_add(1, std::memory_order_relaxed);
   stats_.lateness.Record(ToUnixNanos(now) - ToUnixNanos(r.scheduled));
   std::string_view key;
   if (j.cold) {
@@ -386,7 +437,7 @@ void SchedulerImpl::ReleaseRun(uint32_t run, Task& released) {
   if (j.held == 0 && IsTerminal(j.state) && j.task) released = std::move(j.task);
   r.job = kNoIndex;
   runs_.Release(run);
-  if (executing_ == 0) idle_cv_.notify_all();
+  if (executing_.load(std::memory_order_relaxed) == 0) idle_cv_.notify_all();
 }
 
 void SchedulerImpl::Resolve(uint32_t run, const Status& status, Instant now) {
@@ -543,7 +594,9 @@ void SchedulerImpl::StopActiveRuns(Job& j) {
   auto stop = [&](uint32_t run) {
     Run& r = runs_[run];
     r.stop.store(true, std::memory_order_release);
-    r.resolved = true;  // its outcome no longer counts; unstarted runs never start
+    r.resolved = true;         // its outcome no longer counts
+    uint8_t queued = kQueued;  // and if it has not started, it never will
+    r.phase.compare_exchange_strong(queued, kDropped, std::memory_order_acq_rel);
     run_wheel_.Remove(run);
     --j.active;
   };
@@ -575,13 +628,12 @@ void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason,
   }
   --live_jobs_;
   retired_.push_back({slot, j.gen, now});
-  // Wake the scheduler thread to forget it in time, when nothing earlier will.
-  const size_t retained = retired_.size() - retired_head_;
-  if (retained == 1 || retained > options_.max_retained) {
+  if (retired_.size() - retired_head_ > options_.max_retained) {
+    PurgeRetired(now);  // over the bound: forget the oldest here, one per new one
+  } else if (retired_.size() - retired_head_ == 1) {
+    // The scheduler thread forgets it after the retention; wake it then.
     const int64_t purge_at =
-        retained > options_.max_retained
-            ? INT64_MIN
-            : ToUnixNanos(AddDuration(now, options_.retention).value_or(kInstantMax));
+        ToUnixNanos(AddDuration(now, options_.retention).value_or(kInstantMax));
     if (purge_at < armed_) {
       armed_ = purge_at;
       interrupt_.Signal();
@@ -683,16 +735,20 @@ ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
     Lock l(mu_);
     if (!shutting_down_) {
       shutting_down_ = true;
+      stopping_runs_.store(true, std::memory_order_release);
       for (uint32_t i = 0; i < runs_.size(); ++i) {
         Run& r = runs_[i];
-        if (r.job != kNoIndex) r.stop.store(true, std::memory_order_release);
+        if (r.job == kNoIndex) continue;
+        r.stop.store(true, std::memory_order_release);
+        uint8_t queued = kQueued;
+        r.phase.compare_exchange_strong(queued, kDropped, std::memory_order_acq_rel);
       }
     }
   }
   interrupt_.Signal();
   ShutdownReport report;
   Lock l(mu_);
-  auto done = [&] { return executing_ == 0; };
+  auto done = [&] { return executing_.load() == 0; };
   if (timeout > std::chrono::hours(24 * 365)) {
     idle_cv_.wait(l, done);
   } else {
@@ -700,7 +756,9 @@ ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
   }
   for (uint32_t i = 0; i < runs_.size(); ++i) {
     const Run& r = runs_[i];
-    if (r.job != kNoIndex && r.started) report.unfinished.push_back(JobId(r.job, r.gen));
+    if (r.job != kNoIndex && r.phase.load() == kStarted) {
+      report.unfinished.push_back(JobId(r.job, r.gen));
+    }
   }
   return report;
 }

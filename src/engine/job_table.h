@@ -78,13 +78,21 @@ struct Job {
   std::unique_ptr<JobCold> cold;
 };
 
+// A run's phase, decided by compare-and-swap: a worker takes kQueued ->
+// kStarted (without the scheduler's lock for plain runs), a cancel or
+// shutdown takes kQueued -> kDropped; whoever wins decides whether it starts.
+enum RunPhase : uint8_t { kQueued, kStarted, kDropped };
+
 struct Run {
+  uint32_t index = kNoIndex;  // own slab index
   uint32_t job = kNoIndex;
   uint32_t gen = 0;
   int attempt = 1;
   Instant scheduled{};
+  Task* task = nullptr;  // the job's task (job records never move)
+  bool fast = false;     // no cold record, no observer: start without the lock
   std::atomic<bool> stop{false};
-  bool started = false;
+  std::atomic<uint8_t> phase{kQueued};
   bool resolved = false;  // outcome decided (returned, timed out, replaced, cancelled)
   bool slow_done = false;
   Instant started_at{};

@@ -43,7 +43,10 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
     events_ = std::make_unique<EventQueue>(options_.observer, options_.on_dead_letter);
   }
   stats_.workers = static_cast<uint64_t>(options_.workers);
-  pool_ = std::make_unique<WorkerPool>(options_.workers, [this](uint32_t run) { Execute(run); });
+  finished_.resize(static_cast<size_t>(options_.workers));
+  pool_ = std::make_unique<WorkerPool>(
+      options_.workers, [this](void* run, int worker) { Execute(*static_cast<Run*>(run), worker); },
+      [this](int worker) { Flush(worker); });
   thread_ = std::thread([this] { Loop(); });
 }
 

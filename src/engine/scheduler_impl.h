@@ -107,7 +107,9 @@ class SchedulerImpl final : public Scheduler {
   void PurgeRetired(Instant now);
 
   // ---- runs (worker threads)
-  void Execute(uint32_t run);
+  void Execute(Run& r, int worker);
+  void Flush(int worker);
+  static Status Invoke(Task& task, const RunContext& ctx);
   bool Start(uint32_t run, Task*& task, std::optional<RunContext>& ctx);
   // Decides the outcome of an attempt. REQUIRES mu_.
   void Resolve(uint32_t run, const Status& status, Instant now);
@@ -150,7 +152,8 @@ class SchedulerImpl final : public Scheduler {
   std::vector<Event> dead_letters_;
   size_t live_jobs_ = 0;
   std::atomic<uint64_t> held_total_{0};  // runs dispatched and not yet finished
-  uint64_t executing_ = 0;               // of those, the ones that started
+  std::atomic<uint64_t> executing_{0};    // of those, the ones that started
+  std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
   std::vector<uint32_t> due_;            // scratch of the scheduler thread
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until
@@ -161,6 +164,12 @@ class SchedulerImpl final : public Scheduler {
 
   std::condition_variable idle_cv_;
   Interrupt interrupt_;
+  // Finished plain runs of each worker, resolved together under one lock.
+  struct Finished {
+    Run* run;
+    Status status;
+  };
+  std::vector<std::vector<Finished>> finished_;  // [worker]; owned by that worker
   std::unique_ptr<WorkerPool> pool_;
   std::thread thread_;
 };

@@ -2,9 +2,11 @@
 
 namespace ax::internal {
 
-WorkerPool::WorkerPool(int threads, std::function<void(uint32_t)> run) : run_(std::move(run)) {
+WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
+                       std::function<void(int)> idle)
+    : run_(std::move(run)), idle_(std::move(idle)) {
   threads_.reserve(threads);
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { Loop(i); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -12,7 +14,7 @@ WorkerPool::~WorkerPool() {
   Join();
 }
 
-void WorkerPool::Push(const uint32_t* items, size_t n) {
+void WorkerPool::Push(void* const* items, size_t n) {
   if (n == 1) {
     queue_.enqueue(*items);
   } else {
@@ -22,7 +24,7 @@ void WorkerPool::Push(const uint32_t* items, size_t n) {
 
 void WorkerPool::Stop() {
   if (stopping_.exchange(true)) return;
-  for (size_t i = 0; i < threads_.size(); ++i) queue_.enqueue(kStopItem);
+  for (size_t i = 0; i < threads_.size(); ++i) queue_.enqueue(nullptr);
 }
 
 void WorkerPool::Join() {
@@ -31,13 +33,19 @@ void WorkerPool::Join() {
   }
 }
 
-void WorkerPool::Loop() {
-  uint32_t item = 0;
+void WorkerPool::Loop(int worker) {
+  void* item = nullptr;
   for (;;) {
-    queue_.wait_dequeue(item);
-    if (item == kStopItem || stopping_.load(std::memory_order_acquire)) return;
+    if (!queue_.try_dequeue(item)) {
+      idle_(worker);
+      queue_.wait_dequeue(item);
+    }
+    if (item == nullptr || stopping_.load(std::memory_order_acquire)) {
+      idle_(worker);
+      return;
+    }
     busy_.fetch_add(1, std::memory_order_relaxed);
-    run_(item);
+    run_(item, worker);
     busy_.fetch_sub(1, std::memory_order_relaxed);
   }
 }

@@ -1,5 +1,5 @@
 // WorkerPool: the threads that run callbacks. The scheduler thread hands
-// them run numbers through a lock-free queue (moodycamel's
+// them runs through a lock-free queue (moodycamel's
 // BlockingConcurrentQueue), so handing off never blocks the scheduler, even
 // with a million runs due at once (SPEC 2.4). Each worker takes one run at a
 // time, so a slow callback holds up only its own worker.
@@ -17,14 +17,16 @@ namespace ax::internal {
 
 class WorkerPool {
  public:
-  // Starts `threads` workers calling `run(item)` for each pushed item.
-  WorkerPool(int threads, std::function<void(uint32_t)> run);
+  // Starts `threads` workers calling `run(item, worker)` for each pushed
+  // item, and `idle(worker)` before a worker blocks for want of items (and
+  // once more before it exits).
+  WorkerPool(int threads, std::function<void(void*, int)> run, std::function<void(int)> idle);
   ~WorkerPool();  // Stop() + Join()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // Any thread; never blocks.
-  void Push(const uint32_t* items, size_t n);
+  void Push(void* const* items, size_t n);
   // Workers exit once they see the stop (items still queued are dropped, and
   // reported to `run` no more). Does not wait.
   void Stop();
@@ -36,11 +38,11 @@ class WorkerPool {
   int size() const { return static_cast<int>(threads_.size()); }
 
  private:
-  static constexpr uint32_t kStopItem = UINT32_MAX;
-  void Loop();
+  void Loop(int worker);
 
-  std::function<void(uint32_t)> run_;
-  moodycamel::BlockingConcurrentQueue<uint32_t> queue_;
+  std::function<void(void*, int)> run_;
+  std::function<void(int)> idle_;
+  moodycamel::BlockingConcurrentQueue<void*> queue_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> busy_{0};
   std::vector<std::thread> threads_;

@@ -36,14 +36,19 @@ Interrupt::Interrupt() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 Interrupt::~Interrupt() { close(fd_); }
 
 void Interrupt::Signal() {
+  // Only the first signal since the last Clear needs the system call.
+  if (signalled_.exchange(true, std::memory_order_acq_rel)) return;
   uint64_t one = 1;
   // The counter only saturates after 2^64-2 signals; EAGAIN is harmless.
   [[maybe_unused]] ssize_t n = write(fd_, &one, sizeof one);
 }
 
 bool Interrupt::Clear() {
+  // Flag first, then the eventfd: a Signal() racing with this leaves at worst
+  // one spurious wake-up, never a lost one.
+  const bool was = signalled_.exchange(false, std::memory_order_acq_rel);
   uint64_t v = 0;
-  return read(fd_, &v, sizeof v) == static_cast<ssize_t>(sizeof v);
+  return read(fd_, &v, sizeof v) == static_cast<ssize_t>(sizeof v) || was;
 }
 
 std::shared_ptr<SystemClock> SystemClock::Get() {
@@ -55,31 +60,35 @@ Instant SystemClock::Now() const { return FromUnixNanos(RealtimeNs()); }
 
 void SystemClock::WaitUntil(Instant deadline, Interrupt& interrupt) {
   const int64_t dl = ToUnixNanos(deadline);
-  int64_t now = RealtimeNs();
-  if (dl <= now) return;
-  pollfd fds[2] = {{interrupt.fd(), POLLIN, 0}, {ThreadTimerFd(), POLLIN, 0}};
-  if (dl - now > kSpinNs) {
+  if (dl <= RealtimeNs() || interrupt.signalled()) return;
+  if (dl - RealtimeNs() > kSpinNs) {
+    // The thread's timerfd stays armed between waits; it is re-armed only
+    // when the wake-up instant changes.
+    thread_local int64_t armed_at = 0;
+    const int tfd = ThreadTimerFd();
     const bool forever = deadline == kInstantMax;
-    if (!forever) {
-      const int64_t wake = dl - kSpinNs;
+    const int64_t wake = dl - kSpinNs;
+    if (!forever && wake != armed_at) {
       itimerspec its{};
       its.it_value.tv_sec = wake / 1'000'000'000;
       its.it_value.tv_nsec = wake % 1'000'000'000;
-      timerfd_settime(fds[1].fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, nullptr);
+      timerfd_settime(tfd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, nullptr);
+      armed_at = wake;
     }
-    int n = poll(fds, forever ? 1 : 2, -1);
-    if (!forever) {
-      itimerspec off{};
-      timerfd_settime(fds[1].fd, 0, &off, nullptr);
+    pollfd fds[2] = {{interrupt.fd(), POLLIN, 0}, {tfd, POLLIN, 0}};
+    const int n = poll(fds, forever ? 1 : 2, -1);
+    if (!forever && (fds[1].revents & POLLIN) != 0) {
       uint64_t expirations = 0;
-      [[maybe_unused]] ssize_t r = read(fds[1].fd, &expirations, sizeof expirations);
+      // ECANCELED here means the wall clock was set: re-arm next time.
+      if (read(tfd, &expirations, sizeof expirations) < 0) armed_at = 0;
+      if (RealtimeNs() < wake) armed_at = 0;  // fired for an older deadline
     }
     if (n != 1 || (fds[0].revents & POLLIN) != 0 || (fds[1].revents & POLLIN) == 0) return;
   }
-  // Spin the last stretch, still answering the interrupt.
-  pollfd intr = {interrupt.fd(), POLLIN, 0};
+  // Spin the last stretch on the vDSO clock, still answering the interrupt.
   while (RealtimeNs() < dl) {
-    if (poll(&intr, 1, 0) == 1) return;
+    if (interrupt.signalled()) return;
+    __builtin_ia32_pause();
   }
 }
 
