@@ -196,49 +196,11 @@ void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
       tick = *next;
       next = i < kMaxTickScan ? NextTick(j, tick) : NextTick(j, now);
     }
-    if (missed > 0) {
-      c.skips += missed;
-      stats_.skipped += missed;
-      Event e = MakeEvent(EventType::kSkipped, slot, now);
-      e.count = missed;
-      e.scheduled_at = tick;
-      e.message = "missed ticks";
-      Emit(std::move(e));
-    }
+    if (missed > 0) Skip(slot, tick, missed, "missed ticks", now);
   }
   c.next_tick = next.value_or(kInstantMax);
   if (j.active > 0 && !catching_up) {
-    switch (c.overlap) {
-      case Overlap::kSkip: {
-        ++c.skips;
-        ++stats_.skipped;
-        Event e = MakeEvent(EventType::kSkipped, slot, now);
-        e.scheduled_at = tick;
-        e.message = "previous run still running";
-        Emit(std::move(e));
-        break;
-      }
-      case Overlap::kBufferOne:
-        if (c.buffered) {
-          ++c.skips;
-          ++stats_.skipped;
-          Event e = MakeEvent(EventType::kSkipped, slot, now);
-          e.scheduled_at = tick;
-          e.message = "previous run still running; one run already buffered";
-          Emit(std::move(e));
-        } else {
-          c.buffered = true;
-          c.buffered_at = tick;
-        }
-        break;
-      case Overlap::kReplace:
-        StopActiveRuns(j);
-        dispatch.push_back(NewRun(slot, 1, tick));
-        break;
-      case Overlap::kConcurrent:
-        dispatch.push_back(NewRun(slot, 1, tick));
-        break;
-    }
+    Overlapping(slot, tick, now, dispatch);
   } else {
     c.attempt = 1;
     dispatch.push_back(NewRun(slot, 1, tick));
@@ -248,6 +210,46 @@ void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
     return;
   }
   if (c.next_tick != kInstantMax) Arm(slot, c.next_tick);
+}
+
+// Counts `count` skipped ticks (the last one `tick`) and tells the observer.
+void SchedulerImpl::Skip(uint32_t slot, Instant tick, uint64_t count, std::string_view why,
+                         Instant now) {
+  jobs_[slot].cold->skips += count;
+  stats_.skipped += count;
+  if (!events_) return;
+  Event e = MakeEvent(EventType::kSkipped, slot, now);
+  e.scheduled_at = tick;
+  e.count = count;
+  e.message = std::string(why);
+  Emit(std::move(e));
+}
+
+// A tick comes while the previous run is still going (SPEC 2.5).
+void SchedulerImpl::Overlapping(uint32_t slot, Instant tick, Instant now,
+                                std::vector<uint32_t>& dispatch) {
+  Job& j = jobs_[slot];
+  JobCold& c = *j.cold;
+  switch (c.overlap) {
+    case Overlap::kSkip:
+      Skip(slot, tick, 1, "previous run still running", now);
+      break;
+    case Overlap::kBufferOne:
+      if (c.buffered) {
+        Skip(slot, tick, 1, "previous run still running; one run already buffered", now);
+      } else {
+        c.buffered = true;
+        c.buffered_at = tick;
+      }
+      break;
+    case Overlap::kReplace:
+      StopActiveRuns(j);
+      dispatch.push_back(NewRun(slot, 1, tick));
+      break;
+    case Overlap::kConcurrent:
+      dispatch.push_back(NewRun(slot, 1, tick));
+      break;
+  }
 }
 
 void SchedulerImpl::FireRunTimer(uint32_t run, Instant now) {
@@ -757,7 +759,7 @@ ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
   for (uint32_t i = 0; i < runs_.size(); ++i) {
     const Run& r = runs_[i];
     if (r.job != kNoIndex && r.phase.load() == kStarted) {
-      report.unfinished.push_back(JobId(r.job, r.gen));
+      report.unfinished.emplace_back(r.job, r.gen);
     }
   }
   return report;

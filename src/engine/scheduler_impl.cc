@@ -175,35 +175,12 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   if (plan.kind == JobKind::kEvery && !AddDuration(plan.at, plan.period)) {
     return Status::InvalidArgument("period: first + period overflows the time range");
   }
-  // Parent.
-  uint32_t parent = kNoIndex;
-  if (!options.parent.empty()) {
-    Result<uint32_t> p = Resolve(JobRef(options.parent));
-    if (!p.ok()) return Status::NotFound("parent: job " + Quote(options.parent) + " not found");
-    parent = *p;
-    const Job& pj = jobs_[parent];
-    if (pj.kind != JobKind::kOnce) {
-      return Status::InvalidArgument("parent: job " + Quote(options.parent) +
-                                     " is periodic; a parent must be a one-shot job");
-    }
-    if (pj.state == JobState::kCancelled || pj.state == JobState::kDead) {
-      return Status::InvalidState("parent: job " + Quote(options.parent) + " is " +
-                                  std::string(JobStateName(pj.state)));
-    }
-  }
-  // Key.
+  Result<uint32_t> parent = ParentOf(options);
+  if (!parent.ok()) return parent.status();
   if (!options.key.empty()) {
-    auto it = keys_.find(options.key);
-    if (it != keys_.end()) {
-      const Job& existing = jobs_[it->second];
-      if (!IsTerminal(existing.state)) {
-        if (options.return_existing) return JobId(it->second, existing.gen);
-        return Status::AlreadyExists("key: job " + Quote(options.key) + " already exists (" +
-                                     IdText(it->second) + ", " +
-                                     std::string(JobStateName(existing.state)) + ")");
-      }
-      keys_.erase(it);  // the retained terminal job keeps its info, not the key
-    }
+    Result<std::optional<JobId>> existing = ClaimKey(options);
+    if (!existing.ok()) return existing.status();
+    if (*existing) return **existing;
   }
   if (options_.max_jobs != 0 && live_jobs_ >= options_.max_jobs) {
     return Status::Unavailable("scheduler is full: max_jobs = " +
@@ -237,9 +214,9 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   }
   if (!options.key.empty()) keys_.emplace(options.key, slot);
   ++live_jobs_;
-  if (parent != kNoIndex && jobs_[parent].state != JobState::kCompleted) {
+  if (*parent != kNoIndex && jobs_[*parent].state != JobState::kCompleted) {
     JobCold& c = Cold(j);
-    c.parent = JobId(parent, jobs_[parent].gen);
+    c.parent = JobId(*parent, jobs_[*parent].gen);
     if (plan.delay) {
       c.release_delay = *plan.delay;
     } else if (plan.kind == JobKind::kEvery && !plan.first_given) {
@@ -248,7 +225,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
       c.release_at = plan.at;
     }
     j.waits_parent = true;
-    Cold(jobs_[parent]).children.push_back(JobId(slot, j.gen));
+    Cold(jobs_[*parent]).children.emplace_back(slot, j.gen);
   } else {
     FirstSchedule(slot, plan, now);
   }
@@ -256,6 +233,39 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   if (events_) Emit(MakeEvent(EventType::kScheduled, slot, now));
   l.unlock();
   return id;
+}
+
+// The parent's slot (kNoIndex for none), or why it cannot be one. REQUIRES mu_.
+Result<uint32_t> SchedulerImpl::ParentOf(const JobOptions& options) const {
+  if (options.parent.empty()) return kNoIndex;
+  Result<uint32_t> p = Resolve(JobRef(options.parent));
+  if (!p.ok()) return Status::NotFound("parent: job " + Quote(options.parent) + " not found");
+  const Job& pj = jobs_[*p];
+  if (pj.kind != JobKind::kOnce) {
+    return Status::InvalidArgument("parent: job " + Quote(options.parent) +
+                                   " is periodic; a parent must be a one-shot job");
+  }
+  if (pj.state == JobState::kCancelled || pj.state == JobState::kDead) {
+    return Status::InvalidState("parent: job " + Quote(options.parent) + " is " +
+                                std::string(JobStateName(pj.state)));
+  }
+  return *p;
+}
+
+// Frees options.key for a new job: the live job holding it (return_existing),
+// AlreadyExists, or nullopt when the key is free. REQUIRES mu_.
+Result<std::optional<JobId>> SchedulerImpl::ClaimKey(const JobOptions& options) {
+  auto it = keys_.find(options.key);
+  if (it == keys_.end()) return std::optional<JobId>();
+  const Job& existing = jobs_[it->second];
+  if (!IsTerminal(existing.state)) {
+    if (options.return_existing) return std::optional<JobId>(JobId(it->second, existing.gen));
+    return Status::AlreadyExists("key: job " + Quote(options.key) + " already exists (" +
+                                 IdText(it->second) + ", " +
+                                 std::string(JobStateName(existing.state)) + ")");
+  }
+  keys_.erase(it);  // the retained terminal job keeps its info, not the key
+  return std::optional<JobId>();
 }
 
 // Puts a new (or released) job on the wheel. REQUIRES mu_.
@@ -330,14 +340,7 @@ void SchedulerImpl::ApplySubmitMisfire(uint32_t slot, Instant first, Instant now
       Arm(slot, past.front());
       break;
   }
-  if (skipped > 0) {
-    c.skips += skipped;
-    stats_.skipped += skipped;
-    Event e = MakeEvent(EventType::kSkipped, slot, now);
-    e.count = skipped;
-    e.message = "missed ticks (misfire " + std::string(MisfireName(c.misfire)) + ")";
-    Emit(std::move(e));
-  }
+  if (skipped > 0) Skip(slot, t, skipped, "missed ticks (misfire policy)", now);
 }
 
 Status SchedulerImpl::RegisterHandler(std::string type, Handler handler) {

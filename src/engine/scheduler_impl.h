@@ -82,6 +82,8 @@ class SchedulerImpl final : public Scheduler {
   // ---- submission
   Result<JobId> Submit(Plan& plan, Task& task, const JobOptions& options);
   Status ValidateOptions(const JobOptions& o) const;
+  Result<uint32_t> ParentOf(const JobOptions& options) const;
+  Result<std::optional<JobId>> ClaimKey(const JobOptions& options);
   void FirstSchedule(uint32_t slot, const Plan& plan, Instant now);
   void ApplySubmitMisfire(uint32_t slot, Instant first, Instant now);
 
@@ -102,6 +104,8 @@ class SchedulerImpl final : public Scheduler {
   size_t ProcessDue(Instant now, std::vector<uint32_t>& dispatch);
   void Fire(uint32_t slot, Instant now, std::vector<uint32_t>& dispatch);
   void FirePeriodic(uint32_t slot, Instant due, Instant now, std::vector<uint32_t>& dispatch);
+  void Skip(uint32_t slot, Instant tick, uint64_t count, std::string_view why, Instant now);
+  void Overlapping(uint32_t slot, Instant tick, Instant now, std::vector<uint32_t>& dispatch);
   void FireRunTimer(uint32_t run, Instant now);
   uint32_t NewRun(uint32_t slot, int attempt, Instant scheduled);
   void PurgeRetired(Instant now);
@@ -151,10 +155,10 @@ class SchedulerImpl final : public Scheduler {
   size_t retired_head_ = 0;
   std::vector<Event> dead_letters_;
   size_t live_jobs_ = 0;
-  std::atomic<uint64_t> held_total_{0};  // runs dispatched and not yet finished
-  std::atomic<uint64_t> executing_{0};    // of those, the ones that started
+  std::atomic<uint64_t> held_total_{0};     // runs dispatched and not yet finished
+  std::atomic<uint64_t> executing_{0};      // of those, the ones that started
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
-  std::vector<uint32_t> due_;            // scratch of the scheduler thread
+  std::vector<uint32_t> due_;               // scratch of the scheduler thread
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until
   bool shutting_down_ = false;

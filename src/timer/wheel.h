@@ -130,7 +130,7 @@ class TimerWheel {
 
   ChunkedArray<Node> nodes_;  // indexed by id
   std::array<uint64_t, kNumLevels> occupied_{};
-  std::array<SlotList, kNumLevels * kSlotsPerLevel> slots_;
+  std::array<SlotList, static_cast<size_t>(kNumLevels) * kSlotsPerLevel> slots_;
   ChunkPool pool_;
   NearQueue near_;
   size_t near_stale_ = 0;           // removed entries still in near_
