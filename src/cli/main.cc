@@ -1,22 +1,19 @@
 // The `ax` binary: the engine's demo, calendars, benchmarks, the daemon and
 // its client, as subcommands.
-#include <CLI/CLI.hpp>
-
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
+#include "cli/bench/workloads.h"
+#include "cli/client.h"
 #include "cli/cron_next.h"
 #include "cli/demo.h"
-#ifdef AX_HAVE_SERVER
-#include "cli/client.h"
 #include "server/serve.h"
-#endif
-#ifdef AX_HAVE_BENCH
-#include "cli/bench/workloads.h"
-#endif
 
 int main(int argc, char** argv) {
-  CLI::App app{"ax: run any function at a future time — once, every interval, or on a cron "
-               "calendar"};
+  CLI::App app{
+      "ax: run any function at a future time — once, every interval, or on a cron "
+      "calendar"};
   app.require_subcommand(1);
 
   double speed = 60;
@@ -32,17 +29,15 @@ int main(int argc, char** argv) {
   next->add_option("expr", expr, "The cron expression, e.g. '0 2 * * *'")->required();
   next->add_option("--tz", tz, "IANA time zone the expression is read in")->capture_default_str();
   next->add_option("--from", from, "RFC 3339 instant to start after (default: now)");
-  next->add_option("--count", count, "How many instants")->check(CLI::Range(1, 100000))
+  next->add_option("--count", count, "How many instants")
+      ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  next->callback([&] {
-    std::exit(ax::cli::CronNextCommand(expr, tz, from, count, std::cout, std::cerr));
-  });
+  next->callback(
+      [&] { std::exit(ax::cli::CronNextCommand(expr, tz, from, count, std::cout, std::cerr)); });
 
-#ifdef AX_HAVE_SERVER
   ax::server::AddServeCommand(app);
   ax::cli::AddClientCommands(app);
-#endif
-#ifdef AX_HAVE_BENCH
+
   ax::cli::BenchArgs bench_args;
   CLI::App* bench = app.add_subcommand(
       "bench", "Run a benchmark workload of bench/WORKLOADS.md; prints one JSON line");
@@ -55,7 +50,6 @@ int main(int argc, char** argv) {
   bench->add_option("--duration", bench_args.duration_s, "W4: seconds of mutation");
   bench->add_option("--timeout", bench_args.timeout_s, "Seconds to wait past the last deadline");
   bench->callback([&] { std::exit(ax::cli::BenchCommand(bench_args)); });
-#endif
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

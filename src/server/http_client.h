@@ -1,0 +1,39 @@
+// A small HTTP/1.1 client for webhooks and the CLI: keep-alive connections
+// pooled per thread and per host (a worker reuses its own connections, so
+// the pool needs no lock), with one deadline per request.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ax/status.h"
+#include "ax/time.h"
+
+namespace ax::server {
+
+struct ClientRequest {
+  std::string method = "GET";
+  std::string host;
+  std::string port = "80";
+  std::string target = "/";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+struct ClientResponse {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+};
+
+// Sends `req` and reads the response within `timeout`. Unavailable on
+// connection errors, DeadlineExceeded on timeout. A pooled connection that
+// turns out closed is replaced once, transparently. Thread-safe.
+Result<ClientResponse> HttpDo(const ClientRequest& req, Duration timeout);
+
+// Parses "http://host:port/base" into host, port and a path prefix.
+Status ParseServerUrl(std::string_view url, std::string& host, std::string& port,
+                      std::string& base_path);
+
+}  // namespace ax::server

@@ -1,0 +1,203 @@
+// Beast sessions: read a request, hand it to the Api, write the answer (when
+// the Api calls back, possibly from another thread: posted to the session's
+// strand), and read the next one on the same connection.
+#include "server/http_server.h"
+
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+namespace ax::server {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, Api& api, size_t body_limit)
+      : stream_(std::move(socket)), api_(api), body_limit_(body_limit) {}
+
+  void Run() {
+    net::dispatch(stream_.get_executor(),
+                  beast::bind_front_handler(&Session::DoRead, shared_from_this()));
+  }
+
+ private:
+  void DoRead() {
+    parser_.emplace();
+    parser_->body_limit(body_limit_);
+    stream_.expires_after(std::chrono::seconds(120));  // idle keep-alive limit
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+  }
+
+  void OnRead(beast::error_code ec, size_t) {
+    if (ec == http::error::body_limit) {
+      ApiResponse r = Api::Error(413, "PayloadTooLarge",
+                                 "body: larger than " + std::to_string(body_limit_) + " bytes");
+      api_.CountResponse(413);
+      return Write(std::move(r), false, 11);
+    }
+    if (ec == http::error::header_limit) {
+      api_.CountResponse(431);
+      return Write(Api::Error(431, "HeadersTooLarge", "headers: too large"), false, 11);
+    }
+    if (ec == http::error::end_of_stream || ec) {
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return;
+    }
+    http::request<http::string_body> req = parser_->release();
+    ApiRequest ar;
+    ar.method = std::string(req.method_string());
+    ar.target = std::string(req.target());
+    ar.authorization = std::string(req[http::field::authorization]);
+    ar.body = std::move(req.body());
+    bool keep_alive = req.keep_alive();
+    unsigned version = req.version();
+    bool head = req.method() == http::verb::head;
+    auto self = shared_from_this();
+    api_.Handle(ar, [self, keep_alive, version, head](ApiResponse r) {
+      net::post(self->stream_.get_executor(),
+                [self, r = std::move(r), keep_alive, version, head]() mutable {
+                  if (head) r.body.clear();
+                  self->Write(std::move(r), keep_alive, version);
+                });
+    });
+  }
+
+  void Write(ApiResponse r, bool keep_alive, unsigned version) {
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(r.status), version);
+    res->set(http::field::server, "ax");
+    res->set(http::field::content_type, r.content_type);
+    if (r.status == 401) res->set(http::field::www_authenticate, "Bearer");
+    if (!r.allow.empty()) res->set(http::field::allow, r.allow);
+    res->body() = std::move(r.body);
+    res->keep_alive(keep_alive);
+    res->prepare_payload();
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
+                        if (ec || !keep_alive) {
+                          beast::error_code ignored;
+                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                          return;
+                        }
+                        self->DoRead();
+                      });
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  Api& api_;
+  size_t body_limit_;
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(Api& a, HttpServerOptions o)
+      : api(a), options(std::move(o)), ioc(std::max(1, options.threads)), acceptor(ioc) {}
+  Api& api;
+  HttpServerOptions options;
+  net::io_context ioc;
+  tcp::acceptor acceptor;
+  std::vector<std::thread> threads;
+  uint16_t port = 0;
+
+  void Accept() {
+    acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+      if (ec) {
+        if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+      } else {
+        s.set_option(tcp::no_delay(true));
+        std::make_shared<Session>(std::move(s), api, options.body_limit)->Run();
+      }
+      Accept();
+    });
+  }
+};
+
+HttpServer::HttpServer(Api& api, HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(api, std::move(options))) {}
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start() {
+  beast::error_code ec;
+  auto addr = net::ip::make_address(impl_->options.host, ec);
+  if (ec) {
+    tcp::resolver resolver(impl_->ioc);
+    auto eps = resolver.resolve(impl_->options.host, "", ec);
+    if (ec || eps.empty())
+      return Status::InvalidArgument("listen: cannot resolve " + impl_->options.host);
+    addr = eps.begin()->endpoint().address();
+  }
+  tcp::endpoint ep(addr, impl_->options.port);
+  auto& a = impl_->acceptor;
+  a.open(ep.protocol(), ec);
+  if (!ec) a.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) a.bind(ep, ec);
+  if (!ec) a.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::Unavailable("listen " + impl_->options.host + ":" +
+                               std::to_string(impl_->options.port) + ": " + ec.message());
+  }
+  impl_->port = a.local_endpoint().port();
+  impl_->Accept();
+  for (int i = 0; i < std::max(1, impl_->options.threads); ++i) {
+    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  }
+  return Status();
+}
+
+uint16_t HttpServer::port() const { return impl_->port; }
+
+void HttpServer::StopAccepting() {
+  net::post(impl_->ioc, [this] {
+    beast::error_code ec;
+    impl_->acceptor.close(ec);
+  });
+}
+
+void HttpServer::Stop() {
+  if (impl_->threads.empty()) return;
+  impl_->ioc.stop();
+  for (auto& t : impl_->threads) t.join();
+  impl_->threads.clear();
+}
+
+Status SplitHostPort(std::string_view s, std::string_view field, std::string& host,
+                     uint16_t& port) {
+  std::string f(field);
+  size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos) return Status::InvalidArgument(f + ": expected HOST:PORT");
+  std::string_view h = s.substr(0, colon);
+  std::string_view p = s.substr(colon + 1);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (h.empty()) return Status::InvalidArgument(f + ": no host in \"" + std::string(s) + "\"");
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string_view::npos ||
+      std::stoi(std::string(p)) > 65535) {
+    return Status::InvalidArgument(f + ": bad port in \"" + std::string(s) + "\"");
+  }
+  host = std::string(h);
+  port = static_cast<uint16_t>(std::stoi(std::string(p)));
+  return Status();
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  if (host == "localhost" || host == "::1") return true;
+  beast::error_code ec;
+  auto a = net::ip::make_address(std::string(host), ec);
+  return !ec && a.is_loopback();
+}
+
+}  // namespace ax::server

@@ -1,0 +1,221 @@
+// ServeCommand: store + durable scheduler + targets + API + HTTP, then wait
+// for SIGTERM/SIGINT and drain.
+#include "server/serve.h"
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <signal.h>
+
+#include "ax/durable.h"
+#include "ax/duration.h"
+#include "ax/instant.h"
+
+#include "server/api.h"
+#include "server/http_server.h"
+#include "server/log.h"
+#include "server/targets.h"
+
+namespace ax::server {
+namespace {
+
+Result<std::string> ReadToken(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("token-file: cannot read " + path);
+  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) {
+    token.erase(token.begin());
+  }
+  if (token.empty()) return Status::InvalidArgument("token-file: " + path + " is empty");
+  return token;
+}
+
+Result<Duration> Dur(const std::string& flag, const std::string& v) {
+  auto d = ParseDuration(v);
+  if (!d.ok()) return Status::InvalidArgument(flag + ": " + d.status().message());
+  return *d;
+}
+
+// Everything checked before anything starts.
+struct Plan {
+  std::string sqlite_path;
+  std::string host;
+  uint16_t port = 0;
+  std::string token;
+  Duration window, retention, drain;
+};
+
+Result<Plan> Check(const ServeConfig& c) {
+  Plan p;
+  if (c.store.rfind("redis://", 0) == 0) {
+    return Status::InvalidArgument(
+        "store: redis stores are not yet supported by this build; use sqlite:PATH");
+  }
+  if (c.store.rfind("sqlite:", 0) != 0 || c.store.size() == 7) {
+    return Status::InvalidArgument(
+        "store: expected sqlite:PATH or redis://HOST:PORT/QUEUE, got \"" + c.store + "\"");
+  }
+  p.sqlite_path = c.store.substr(7);
+  AX_RETURN_IF_ERROR(SplitHostPort(c.listen, "listen", p.host, p.port));
+  if (c.workers < 1 || c.workers > 4096) return Status::InvalidArgument("workers: 1 to 4096");
+  if (c.io_threads < 1 || c.io_threads > 256)
+    return Status::InvalidArgument("io-threads: 1 to 256");
+  if (c.sync != "full" && c.sync != "normal")
+    return Status::InvalidArgument("sync: full or normal");
+  if (!c.token_file.empty()) {
+    auto t = ReadToken(c.token_file);
+    if (!t.ok()) return t.status();
+    p.token = *t;
+  }
+  auto w = Dur("window", c.window);
+  if (!w.ok()) return w.status();
+  auto r = Dur("retention", c.retention);
+  if (!r.ok()) return r.status();
+  auto d = Dur("drain-timeout", c.drain_timeout);
+  if (!d.ok()) return d.status();
+  if (*w <= Duration(0)) return Status::InvalidArgument("window: must be > 0");
+  p.window = *w;
+  p.retention = *r;
+  p.drain = *d;
+  return p;
+}
+
+}  // namespace
+
+int ServeCommand(const ServeConfig& c) {
+  SetupLogging(c.log_level);
+  auto plan = Check(c);
+  if (!plan.ok()) {
+    spdlog::error("event=bad_config error={}", Q(plan.status().message()));
+    fprintf(stderr, "ax serve: %s\n", plan.status().message().c_str());
+    return 2;
+  }
+  // Signals go to sigwait below, not to the threads started from here on.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto t0 = std::chrono::steady_clock::now();
+  SqliteStoreOptions so;
+  so.path = plan->sqlite_path;
+  so.synchronous = c.sync;
+  auto store = SqliteStore::Open(so);
+  if (!store.ok()) {
+    spdlog::error("event=store_open_failed path={} error={}", Q(so.path),
+                  Q(store.status().message()));
+    fprintf(stderr, "ax serve: %s\n", store.status().message().c_str());
+    return 1;
+  }
+  DurableOptions dopt;
+  dopt.store = std::move(store).value();
+  dopt.window = plan->window;
+  dopt.retention = plan->retention;
+  dopt.engine.workers = c.workers;
+  dopt.engine.on_dead_letter = [](const Event& ev) {
+    spdlog::warn("event=dead id={} attempt={} error={}", Q(ev.key), ev.attempt, Q(ev.message));
+  };
+  dopt.engine.observer = [](const Event& ev) {
+    if (spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug("event={} id={} attempt={} msg={}", EventTypeName(ev.type), Q(ev.key),
+                    ev.attempt, Q(ev.message));
+    }
+  };
+  auto durable = DurableScheduler::Create(std::move(dopt));
+  if (!durable.ok()) {
+    fprintf(stderr, "ax serve: %s\n", durable.status().message().c_str());
+    return 1;
+  }
+  DurableScheduler& d = **durable;
+  if (Status s = RegisterTargets(d, c.allow_exec); !s.ok()) {
+    fprintf(stderr, "ax serve: %s\n", s.message().c_str());
+    return 1;
+  }
+  if (Status s = d.Start(); !s.ok()) {
+    spdlog::error("event=start_failed error={}", Q(s.message()));
+    fprintf(stderr, "ax serve: %s\n", s.message().c_str());
+    return 1;
+  }
+  auto loaded = d.GetStats();
+  Api api(d, ApiOptions{plan->token, c.allow_exec});
+  HttpServerOptions ho;
+  ho.host = plan->host;
+  ho.port = plan->port;
+  ho.threads = c.io_threads;
+  ho.body_limit = c.body_limit;
+  HttpServer http(api, ho);
+  if (Status s = http.Start(); !s.ok()) {
+    spdlog::error("event=listen_failed error={}", Q(s.message()));
+    fprintf(stderr, "ax serve: %s\n", s.message().c_str());
+    (void)d.Shutdown(Duration(0));
+    return 1;
+  }
+  auto ready_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  spdlog::info(
+      "event=ready listen={}:{} store={} workers={} loaded={} recovered={} ready_ms={} auth={} "
+      "exec={}",
+      plan->host, http.port(), Q(c.store), c.workers, loaded.loaded, loaded.recovered, ready_ms,
+      plan->token.empty() ? "off" : "on", c.allow_exec ? "on" : "off");
+  if (!IsLoopbackHost(plan->host)) {
+    spdlog::warn("event=exposed listen={} auth={} note={}", Q(c.listen),
+                 plan->token.empty() ? "off" : "on",
+                 Q("listening beyond loopback as told by --listen"));
+  }
+  if (!c.port_file.empty()) {
+    std::ofstream pf(c.port_file + ".tmp");
+    pf << http.port() << "\n";
+    pf.close();
+    std::rename((c.port_file + ".tmp").c_str(), c.port_file.c_str());
+  }
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  spdlog::info("event=draining signal={}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  api.SetDraining();
+  http.StopAccepting();
+  ShutdownReport rep = d.Shutdown(plan->drain);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let answers go out
+  http.Stop();
+  spdlog::info("event=stopped unfinished_runs={}", rep.unfinished.size());
+  return 0;
+}
+
+void AddServeCommand(CLI::App& app) {
+  auto cfg = std::make_shared<ServeConfig>();
+  CLI::App* s = app.add_subcommand("serve", "Run the ax daemon: durable jobs over HTTP (SPEC 5)");
+  s->add_option("--store", cfg->store, "sqlite:PATH or redis://HOST:PORT/QUEUE (not yet supported)")
+      ->capture_default_str();
+  s->add_option("--listen", cfg->listen, "HOST:PORT to listen on (loopback unless told otherwise)")
+      ->capture_default_str();
+  s->add_option("--workers", cfg->workers, "runs at once")->capture_default_str();
+  s->add_option("--token-file", cfg->token_file,
+                "file holding the bearer token every request but GET /healthz must carry");
+  s->add_flag("--allow-exec", cfg->allow_exec, "accept exec targets (argv, no shell)");
+  s->add_option("--io-threads", cfg->io_threads, "HTTP I/O threads")->capture_default_str();
+  s->add_option("--body-limit", cfg->body_limit, "largest request body in bytes (413 above)")
+      ->capture_default_str();
+  s->add_option("--window", cfg->window, "load window: jobs due within it are held in memory")
+      ->capture_default_str();
+  s->add_option("--retention", cfg->retention, "keep finished jobs this long")
+      ->capture_default_str();
+  s->add_option("--sync", cfg->sync, "SQLite synchronous mode: full (fsync per commit) or normal")
+      ->capture_default_str();
+  s->add_option("--drain-timeout", cfg->drain_timeout, "how long SIGTERM waits for running jobs")
+      ->capture_default_str();
+  s->add_option("--log-level", cfg->log_level, "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+  s->add_option("--port-file", cfg->port_file, "write the bound port here once listening");
+  s->set_config("--config", "", "read these flags from a TOML/INI file (key = value)");
+  s->callback([cfg] {
+    int rc = ServeCommand(*cfg);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace ax::server

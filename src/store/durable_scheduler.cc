@@ -1,0 +1,831 @@
+// DurableScheduler: a JobStore kept in step with an engine.
+//
+// Ground rules:
+// - `mu_` guards `loaded_` (the jobs held in the engine, with their freshest
+//   record) and `horizon_` (the window's end). Engine calls are made under
+//   it, so the engine's view and `loaded_` change together. Store writes are
+//   enqueued under it (PutAsync, in call order, so the last snapshot wins)
+//   but never awaited under it: the store's committer runs Insert callbacks
+//   that take `mu_`.
+// - Engine keys: a durable job is the engine job keyed by its id. Extra runs
+//   (a recovered run or misfire catch-up of a periodic job) are one-shot
+//   engine jobs keyed "<id>@<n>"; ids cannot contain '@'.
+// - Window: `horizon_` is raised before the loader queries the store, so a
+//   job committed with next_run below the new horizon is found either by
+//   the loader's query or by its own Insert callback (loaded_ dedupes).
+// - Record state comes from the engine's Info after each event, except that
+//   a job whose wrapped task is on a worker (`in_flight`) stays Running.
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include <unistd.h>
+
+#include "ax/cron.h"
+#include "ax/durable.h"
+
+namespace ax {
+namespace {
+
+std::pair<std::string_view, bool> SplitKey(std::string_view key) {
+  size_t at = key.find('@');
+  if (at == std::string_view::npos) return {key, false};
+  return {key.substr(0, at), true};
+}
+
+std::string DefaultOwner() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return std::string(host) + ":" + std::to_string(getpid());
+}
+
+std::string GenerateId() {
+  static std::atomic<uint64_t> counter{0};
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[40];
+  snprintf(buf, sizeof(buf), "j-%012llx%04llx",
+           static_cast<unsigned long long>(rng() & 0xffffffffffffULL),
+           static_cast<unsigned long long>(counter.fetch_add(1) & 0xffff));
+  return buf;
+}
+
+}  // namespace
+
+Status ValidateJobId(std::string_view id) {
+  if (id.empty() || id.size() > 200) return Status::InvalidArgument("id: 1 to 200 characters");
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == ':' || c == '-';
+    if (!ok) return Status::InvalidArgument("id: only letters, digits and . _ : - are allowed");
+  }
+  return Status();
+}
+
+class DurableScheduler::Impl {
+ public:
+  explicit Impl(DurableOptions o) : options_(std::move(o)) {}
+
+  Status Init();
+  Status Start();
+  void SubmitAsync(std::vector<DurableJob> jobs, SubmitCallback done);
+  Status Change(std::string_view id, const std::function<Status(DurableJob&)>& in_store,
+                const std::function<Status(const std::string&)>& in_engine);
+  Status SetCron(std::string_view id, std::string_view expr, std::string_view tz);
+  Result<DurableJob> Get(std::string_view id);
+  Result<std::vector<DurableJob>> List(const ListQuery& q);
+  DurableStats GetStats();
+  ShutdownReport Shutdown(Duration timeout);
+  bool shut_down_ = false;
+
+  Scheduler& engine() { return *engine_; }
+  JobStore& store() { return *options_.store; }
+  Status RegisterHandler(std::string type, Handler h) {
+    return engine_->RegisterHandler(std::move(type), std::move(h));
+  }
+
+ private:
+  struct Loaded {
+    DurableJob rec;
+    JobId engine_id;
+    int attempt_base = 0;
+    int in_flight = 0;
+  };
+
+  Instant Now() const { return engine_->Now(); }
+  Status Prepare(DurableJob& j, Instant now, size_t index, bool batch);
+  Status LoadLocked(DurableJob rec, Instant now, bool startup);
+  Result<JobId> SubmitToEngine(const DurableJob& rec, const std::string& key, int base,
+                               bool recovered, std::optional<Instant> when, bool main);
+  void LoadChildrenLocked(const std::string& parent, Instant now);
+  Task Wrap(Task inner, std::string id, int base, bool recovered);
+  void BeginRun(const std::string& id, const RunContext& ctx, int attempt, bool recovered);
+  void EndRun(const std::string& id);
+  void OnEvent(const Event& ev);
+  // Copies the engine's view of `l` into its record and enqueues the write.
+  // Returns the snapshot; erases `l` when terminal.
+  DurableJob SyncLocked(const std::string& id, Loaded& l, std::function<void(Status)> done);
+  void LoaderLoop();
+  static void Wait(std::future<Status>& f) { (void)f.get(); }
+
+  DurableOptions options_;
+  std::unique_ptr<Scheduler> engine_;
+  std::atomic<uint64_t> aux_seq_{0};
+  std::atomic<uint64_t> recovered_{0};
+
+  std::mutex mu_;
+  std::unordered_map<std::string, Loaded> loaded_;  // guarded by mu_
+  Instant horizon_;                                 // guarded by mu_
+  bool started_ = false;                            // guarded by mu_
+
+  std::mutex loader_mu_;
+  std::condition_variable loader_cv_;
+  bool stop_ = false;  // guarded by loader_mu_
+  std::thread loader_;
+
+  std::mutex counts_mu_;
+  std::vector<uint64_t> counts_;
+  std::chrono::steady_clock::time_point counts_at_{};
+};
+
+Status DurableScheduler::Impl::Init() {
+  if (!options_.store) return Status::InvalidArgument("store: required");
+  if (options_.window <= Duration(0)) return Status::InvalidArgument("window: must be > 0");
+  if (options_.load_interval <= Duration(0)) {
+    return Status::InvalidArgument("load_interval: must be > 0");
+  }
+  if (options_.owner.empty()) options_.owner = DefaultOwner();
+  SchedulerOptions eo = options_.engine;
+  auto user_observer = eo.observer;
+  eo.observer = [this, user_observer](const Event& ev) {
+    OnEvent(ev);
+    if (user_observer) user_observer(ev);
+  };
+  // The store keeps terminal jobs; the engine need not keep them long.
+  eo.retention = std::min<Duration>(eo.retention, std::chrono::minutes(1));
+  auto e = Scheduler::Create(std::move(eo));
+  if (!e.ok()) return e.status();
+  engine_ = std::move(e).value();
+  return Status();
+}
+
+// ---- Submitting
+
+Status DurableScheduler::Impl::Prepare(DurableJob& j, Instant now, size_t index, bool batch) {
+  std::string where = batch ? "jobs[" + std::to_string(index) + "]." : "";
+  auto bad = [&](std::string field, std::string why) {
+    return Status::InvalidArgument(where + field + ": " + why);
+  };
+  if (j.id.empty()) j.id = GenerateId();
+  if (Status s = ValidateJobId(j.id); !s.ok()) return Status::InvalidArgument(where + s.message());
+  if (j.handler.empty()) return bad("handler", "required");
+  if (!engine_->BindHandler(j.handler, "").ok()) {
+    return bad("handler", "no handler type \"" + j.handler + "\" is registered");
+  }
+  if (Status s = j.retry.Validate(); !s.ok()) return Status::InvalidArgument(where + s.message());
+  if (j.timeout < Duration(0)) return bad("timeout", "must be >= 0");
+  j.state = JobState::kWaiting;
+  j.created_at = j.updated_at = now;
+  j.attempt = 0;
+  j.runs = j.failures = j.skips = 0;
+  j.finished_at.reset();
+  j.lease_owner.clear();
+  j.lease_expiry.reset();
+  j.run_scheduled_at.reset();
+  j.recovered = false;
+  switch (j.kind) {
+    case JobKind::kOnce:
+      if (j.at) {
+        j.next_run = j.at;
+      } else {
+        if (j.delay < Duration(0)) return bad("schedule.in", "must be >= 0");
+        auto t = AddDuration(now, j.delay);
+        if (!t) return bad("schedule.in", "too large");
+        j.next_run = t;
+      }
+      break;
+    case JobKind::kEvery: {
+      if (j.period <= Duration(0)) return bad("schedule.every", "must be > 0");
+      auto t = AddDuration(now, j.period);
+      if (!t) return bad("schedule.every", "too large");
+      j.next_run = t;
+      break;
+    }
+    case JobKind::kCron: {
+      if (j.cron.empty()) return bad("schedule.cron", "required");
+      if (j.tz.empty()) j.tz = "UTC";
+      auto c = CronSchedule::Parse(j.cron, j.tz);
+      if (!c.ok()) return bad("schedule.cron", c.status().message());
+      j.next_run = c->Next(now);
+      if (!j.next_run) return bad("schedule.cron", "never fires after now");
+      break;
+    }
+  }
+  if (!j.parent.empty()) {
+    if (j.parent == j.id) return bad("parent", "a job cannot wait for itself");
+    auto p = Get(j.parent);
+    if (!p.ok()) return Status::NotFound(where + "parent: no job \"" + j.parent + "\"");
+    if (p->kind != JobKind::kOnce) return bad("parent", "must be a one-shot job");
+    if (p->state == JobState::kCancelled || p->state == JobState::kDead) {
+      j.state = JobState::kCancelled;
+      j.reason = "parent " + j.parent + " is " + std::string(JobStateText(p->state));
+      j.finished_at = now;
+      j.next_run.reset();
+    } else if (p->state != JobState::kCompleted) {
+      j.next_run.reset();  // scheduled when the parent completes
+    }
+  }
+  return Status();
+}
+
+void DurableScheduler::Impl::SubmitAsync(std::vector<DurableJob> jobs, SubmitCallback done) {
+  Instant now = Now();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (Status s = Prepare(jobs[i], now, i, jobs.size() > 1); !s.ok()) {
+      done(s);
+      return;
+    }
+  }
+  options_.store->InsertAsync(
+      std::move(jobs), [this, done = std::move(done)](Result<std::vector<InsertOutcome>> r) {
+        if (!r.ok()) {
+          done(r.status());
+          return;
+        }
+        std::vector<SubmitResult> out;
+        out.reserve(r->size());
+        {
+          std::lock_guard lock(mu_);
+          Instant load_now = Now();
+          for (auto& o : *r) {
+            if (!o.created) {
+              auto it = loaded_.find(o.job.id);
+              out.push_back({false, it != loaded_.end() ? it->second.rec : std::move(o.job)});
+              continue;
+            }
+            const DurableJob& j = o.job;
+            bool parent_loaded = !j.parent.empty() && loaded_.count(j.parent) > 0;
+            bool due = j.next_run && *j.next_run < horizon_;
+            if (started_ && j.state == JobState::kWaiting && (due || parent_loaded)) {
+              (void)LoadLocked(j, load_now, false);
+            }
+            out.push_back({true, std::move(o.job)});
+          }
+        }
+        done(std::move(out));
+      });
+}
+
+// ---- Loading into the engine
+
+Result<JobId> DurableScheduler::Impl::SubmitToEngine(const DurableJob& rec, const std::string& key,
+                                                     int base, bool recovered,
+                                                     std::optional<Instant> when, bool main) {
+  auto task = engine_->BindHandler(rec.handler, rec.payload);
+  if (!task.ok()) return task.status();
+  JobOptions o;
+  o.key = key;
+  o.retry = rec.retry;
+  o.retry.max_attempts = std::max(1, rec.retry.max_attempts - base);
+  o.timeout = rec.timeout;
+  o.overlap = rec.overlap;
+  o.misfire = rec.misfire;
+  o.max_catch_up = rec.max_catch_up;
+  Task t = Wrap(std::move(task).value(), rec.id, base, recovered);
+  if (!main) return engine_->At(when.value_or(Now()), std::move(t), std::move(o));
+  bool wait_parent = !rec.parent.empty() && !rec.next_run && loaded_.count(rec.parent) > 0;
+  if (wait_parent) o.parent = rec.parent;
+  switch (rec.kind) {
+    case JobKind::kOnce:
+      if (wait_parent && !rec.at) return engine_->After(rec.delay, std::move(t), std::move(o));
+      return engine_->At(when.value_or(rec.next_run.value_or(Now())), std::move(t), std::move(o));
+    case JobKind::kEvery:
+      if (wait_parent) return engine_->Every(rec.period, std::move(t), std::move(o));
+      return engine_->Every(rec.period, when.value_or(Now()), std::move(t), std::move(o));
+    case JobKind::kCron:
+      return engine_->Cron(rec.cron, rec.tz, std::move(t), std::move(o));
+  }
+  return Status::Internal("unknown job kind");
+}
+
+// REQUIRES: mu_ held. Puts `rec` into the engine: recovery of a leased run
+// (4.5), misfire policy for ticks passed (3.5), then its schedule.
+Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool startup) {
+  if (loaded_.count(rec.id) > 0) return Status();
+  const std::string id = rec.id;
+  int base = rec.attempt;
+  bool recover = rec.state == JobState::kRunning && (startup || rec.lease_owner != options_.owner);
+  std::optional<Instant> when;
+  std::vector<Instant> extra_runs;  // scheduled_at of extra one-shot runs
+  if (recover) {
+    recovered_.fetch_add(1);
+    rec.recovered = true;
+    if (rec.kind == JobKind::kOnce) {
+      when = now;  // the main job is the re-run
+    } else {
+      extra_runs.push_back(rec.run_scheduled_at.value_or(now));
+    }
+  } else if (rec.kind != JobKind::kOnce) {
+    base = 0;  // a periodic job restarts its occurrence's attempts
+  }
+  rec.state = JobState::kWaiting;
+  rec.lease_owner.clear();
+  rec.lease_expiry.reset();
+  if (rec.kind == JobKind::kEvery && rec.next_run && *rec.next_run < now) {
+    // Ticks passed unseen: the next future tick keeps the phase.
+    int64_t missed = (now - *rec.next_run) / rec.period + 1;
+    Instant next = *rec.next_run + rec.period * missed;
+    if (rec.misfire == Misfire::kSkip) {
+      rec.skips += static_cast<uint64_t>(missed);
+    } else {
+      int64_t n = rec.misfire == Misfire::kOnce ? 1 : std::min<int64_t>(missed, rec.max_catch_up);
+      for (int64_t i = n; i >= 1; --i) extra_runs.push_back(next - rec.period * i);
+      rec.skips += static_cast<uint64_t>(missed - n);
+    }
+    rec.next_run = next;
+  } else if (rec.kind == JobKind::kCron && rec.next_run && *rec.next_run < now) {
+    auto c = CronSchedule::Parse(rec.cron, rec.tz);
+    std::vector<Instant> missed;
+    for (std::optional<Instant> t = rec.next_run; c.ok() && t && *t < now && missed.size() < 100000;
+         t = c->Next(*t)) {
+      missed.push_back(*t);
+    }
+    size_t n = rec.misfire == Misfire::kSkip   ? 0
+               : rec.misfire == Misfire::kOnce ? std::min<size_t>(1, missed.size())
+                                               : std::min<size_t>(missed.size(), rec.max_catch_up);
+    extra_runs.insert(extra_runs.end(), missed.end() - static_cast<std::ptrdiff_t>(n),
+                      missed.end());
+    rec.skips += missed.size() - n;
+  }
+  if (rec.kind == JobKind::kEvery) when = rec.next_run;
+  Loaded l;
+  l.attempt_base = rec.kind == JobKind::kOnce ? base : 0;
+  auto eid =
+      SubmitToEngine(rec, id, l.attempt_base, recover && rec.kind == JobKind::kOnce, when, true);
+  if (!eid.ok()) return eid.status();
+  l.engine_id = *eid;
+  l.rec = std::move(rec);
+  auto [it, inserted] = loaded_.emplace(id, std::move(l));
+  for (Instant at : extra_runs) {
+    std::string key = id + "@" + std::to_string(aux_seq_.fetch_add(1));
+    (void)SubmitToEngine(it->second.rec, key, recover ? base : 0, recover, at < now ? now : at,
+                         false);
+  }
+  (void)SyncLocked(id, it->second, nullptr);
+  if (it->second.rec.kind == JobKind::kOnce) LoadChildrenLocked(id, now);
+  return Status();
+}
+
+void DurableScheduler::Impl::LoadChildrenLocked(const std::string& parent, Instant now) {
+  auto children = options_.store->Children(parent);
+  if (!children.ok()) return;
+  for (auto& c : *children) (void)LoadLocked(std::move(c), now, false);
+}
+
+// ---- Runs
+
+Task DurableScheduler::Impl::Wrap(Task inner, std::string id, int base, bool recovered) {
+  return [this, inner = std::move(inner), id = std::move(id), base,
+          recovered](const RunContext& ctx) mutable -> Status {
+    int attempt = base + ctx.attempt();
+    BeginRun(id, ctx, attempt, recovered);
+    struct End {
+      Impl* self;
+      const std::string& id;
+      ~End() { self->EndRun(id); }
+    } end{this, id};
+    RunContext durable_ctx(ctx.id(), id, attempt, ctx.scheduled_at(), ctx.stop_token());
+    return inner(durable_ctx);
+  };
+}
+
+// Records the run as Running with a lease and waits for the commit, so the
+// run is recovered if the process dies while it runs (4.5).
+void DurableScheduler::Impl::BeginRun(const std::string& id, const RunContext& ctx, int attempt,
+                                      bool recovered) {
+  std::promise<Status> p;
+  auto f = p.get_future();
+  {
+    std::lock_guard lock(mu_);
+    auto it = loaded_.find(id);
+    if (it == loaded_.end()) return;
+    Loaded& l = it->second;
+    ++l.in_flight;
+    DurableJob& r = l.rec;
+    Instant now = Now();
+    r.state = JobState::kRunning;
+    r.lease_owner = options_.owner;
+    Duration len = r.timeout > Duration(0) ? r.timeout : options_.lease;
+    r.lease_expiry = now + len + options_.lease_grace;
+    r.run_scheduled_at = ctx.scheduled_at();
+    r.attempt = attempt;
+    r.recovered = recovered;
+    r.updated_at = now;
+    options_.store->PutAsync({r}, [&p](Status s) { p.set_value(std::move(s)); });
+  }
+  Wait(f);
+}
+
+void DurableScheduler::Impl::EndRun(const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto it = loaded_.find(id);
+  if (it == loaded_.end()) return;
+  if (--it->second.in_flight == 0) (void)SyncLocked(id, it->second, nullptr);
+}
+
+DurableJob DurableScheduler::Impl::SyncLocked(const std::string& id, Loaded& l,
+                                              std::function<void(Status)> done) {
+  DurableJob& r = l.rec;
+  Instant now = Now();
+  auto info = engine_->Info(id);
+  bool terminal = false;
+  if (info.ok() && info->id == l.engine_id) {
+    terminal = IsTerminal(info->state);
+    r.state = (l.in_flight > 0 && !terminal) ? JobState::kRunning : info->state;
+    if (r.state != JobState::kRunning) {
+      r.next_run = info->next_run;
+      r.lease_owner.clear();
+      r.lease_expiry.reset();
+      r.run_scheduled_at.reset();
+    } else if (info->next_run) {
+      r.next_run = info->next_run;
+    }
+    // r.attempt is set by BeginRun (attempts made); the engine's Info names
+    // the next attempt instead.
+    r.reason = info->reason;
+    if (r.kind == JobKind::kEvery) r.period = info->period;
+    if (r.kind == JobKind::kCron && !info->cron.empty()) {
+      r.cron = info->cron;
+      r.tz = info->tz;
+    }
+    if (terminal) {
+      r.next_run.reset();
+      r.finished_at = now;
+    }
+  }
+  r.updated_at = now;
+  DurableJob snapshot = r;
+  options_.store->PutAsync({r}, std::move(done));
+  if (terminal) loaded_.erase(id);
+  return snapshot;
+}
+
+void DurableScheduler::Impl::OnEvent(const Event& ev) {
+  if (ev.key.empty()) return;
+  auto [id_view, aux] = SplitKey(ev.key);
+  std::string id(id_view);
+  std::lock_guard lock(mu_);
+  auto it = loaded_.find(id);
+  if (it == loaded_.end()) return;
+  Loaded& l = it->second;
+  if (!aux && ev.id != l.engine_id) return;  // an engine job since replaced
+  DurableJob& r = l.rec;
+  switch (ev.type) {
+    case EventType::kStarted:
+      ++r.runs;
+      break;
+    case EventType::kFailed:
+      ++r.failures;
+      r.last_error = ev.message;
+      break;
+    case EventType::kTimedOut:
+      r.last_error = ev.message.empty() ? "timed out" : ev.message;
+      break;
+    case EventType::kSkipped:
+      r.skips += ev.count;
+      break;
+    case EventType::kDead:
+      if (!ev.message.empty()) r.last_error = ev.message;
+      break;
+    default:
+      break;
+  }
+  // The run's start was recorded with its lease (BeginRun).
+  if (ev.type == EventType::kStarted || ev.type == EventType::kSlow) return;
+  (void)SyncLocked(id, l, nullptr);
+}
+
+// ---- Live changes
+
+Status DurableScheduler::Impl::Change(std::string_view id_view,
+                                      const std::function<Status(DurableJob&)>& in_store,
+                                      const std::function<Status(const std::string&)>& in_engine) {
+  std::string id(id_view);
+  std::promise<Status> p;
+  auto f = p.get_future();
+  bool in_memory = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = loaded_.find(id);
+    if (it != loaded_.end()) {
+      in_memory = true;
+      AX_RETURN_IF_ERROR(in_engine(id));
+      it = loaded_.find(id);
+      if (it != loaded_.end()) {
+        (void)SyncLocked(id, it->second, [&p](Status s) { p.set_value(std::move(s)); });
+      } else {
+        p.set_value(Status());
+      }
+    }
+  }
+  if (in_memory) return f.get();
+  // Not held in the engine: change the stored record.
+  Instant now = Now();
+  auto r = options_.store->Mutate(id, [&](DurableJob& j) {
+    AX_RETURN_IF_ERROR(in_store(j));
+    j.updated_at = now;
+    if (IsTerminal(j.state)) j.finished_at = now;
+    return Status();
+  });
+  if (!r.ok()) return r.status();
+  std::lock_guard lock(mu_);
+  if (auto it = loaded_.find(id); it != loaded_.end()) {
+    (void)in_engine(id);  // the loader took it in meanwhile
+    if (auto it2 = loaded_.find(id); it2 != loaded_.end())
+      (void)SyncLocked(id, it2->second, nullptr);
+    return Status();
+  }
+  if (started_ && r->state == JobState::kWaiting && r->next_run && *r->next_run < horizon_) {
+    (void)LoadLocked(*r, Now(), false);
+  }
+  return Status();
+}
+
+Status DurableScheduler::Impl::SetCron(std::string_view id_view, std::string_view expr,
+                                       std::string_view tz) {
+  std::string id(id_view);
+  std::string e(expr);
+  std::string z = tz.empty() ? "UTC" : std::string(tz);
+  if (e.empty()) return Status::InvalidArgument("cron: required");
+  auto cron = CronSchedule::Parse(e, z);
+  if (!cron.ok()) return Status::InvalidArgument("cron: " + cron.status().message());
+  std::promise<Status> p;
+  auto f = p.get_future();
+  {
+    std::lock_guard lock(mu_);
+    auto it = loaded_.find(id);
+    if (it != loaded_.end()) {
+      DurableJob rec = it->second.rec;
+      if (rec.kind != JobKind::kCron)
+        return Status::InvalidState("job " + id + " is not a cron job");
+      if (IsTerminal(rec.state)) return Status::InvalidState("job " + id + " has finished");
+      rec.cron = e;
+      rec.tz = z;
+      rec.next_run = cron->Next(Now());
+      (void)engine_->Cancel(it->second.engine_id);
+      loaded_.erase(it);
+      rec.state = JobState::kWaiting;
+      rec.schedule = "cron " + e + " " + z;
+      AX_RETURN_IF_ERROR(LoadLocked(rec, Now(), false));
+      auto it2 = loaded_.find(id);
+      if (it2 != loaded_.end()) {
+        (void)SyncLocked(id, it2->second, [&p](Status s) { p.set_value(std::move(s)); });
+        return f.get();
+      }
+      return Status();
+    }
+  }
+  return Change(
+      id,
+      [&](DurableJob& j) {
+        if (j.kind != JobKind::kCron)
+          return Status::InvalidState("job " + id + " is not a cron job");
+        if (IsTerminal(j.state)) return Status::InvalidState("job " + id + " has finished");
+        j.cron = e;
+        j.tz = z;
+        j.schedule = "cron " + e + " " + z;
+        j.next_run = cron->Next(Now());
+        return Status();
+      },
+      [](const std::string&) { return Status(); });
+}
+
+// ---- Reads
+
+Result<DurableJob> DurableScheduler::Impl::Get(std::string_view id) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = loaded_.find(std::string(id));
+    if (it != loaded_.end()) return it->second.rec;
+  }
+  return options_.store->Get(id);
+}
+
+Result<std::vector<DurableJob>> DurableScheduler::Impl::List(const ListQuery& q) {
+  auto r = options_.store->List(q);
+  if (!r.ok()) return r;
+  std::lock_guard lock(mu_);
+  for (auto& j : *r) {
+    auto it = loaded_.find(j.id);
+    if (it != loaded_.end()) j = it->second.rec;
+  }
+  return r;
+}
+
+DurableStats DurableScheduler::Impl::GetStats() {
+  DurableStats s;
+  s.engine = engine_->GetStats();
+  s.store = options_.store->GetStats();
+  s.recovered = recovered_.load();
+  {
+    std::lock_guard lock(mu_);
+    s.loaded = loaded_.size();
+    s.horizon = horizon_;
+  }
+  std::lock_guard lock(counts_mu_);
+  auto now = std::chrono::steady_clock::now();
+  if (counts_.empty() || now - counts_at_ > std::chrono::seconds(1)) {
+    auto c = options_.store->CountByState();
+    if (c.ok()) counts_ = *c;
+    counts_at_ = now;
+  }
+  s.jobs_by_state = counts_;
+  return s;
+}
+
+// ---- Start, loader, shutdown
+
+Status DurableScheduler::Impl::Start() {
+  Instant start = Now();
+  std::lock_guard lock(mu_);
+  if (started_) return Status::InvalidState("already started");
+  horizon_ = start + options_.window;
+  auto due = options_.store->LoadDue(std::nullopt, horizon_);
+  if (!due.ok()) return due.status();
+  for (auto& j : *due) {
+    Status s = LoadLocked(std::move(j), start, true);
+    if (!s.ok() && s.code() == StatusCode::kShuttingDown) return s;
+  }
+  started_ = true;
+  loader_ = std::thread([this] { LoaderLoop(); });
+  return Status();
+}
+
+void DurableScheduler::Impl::LoaderLoop() {
+  auto next_purge = std::chrono::steady_clock::now();
+  for (;;) {
+    {
+      std::unique_lock lock(loader_mu_);
+      loader_cv_.wait_for(lock, options_.load_interval, [&] { return stop_; });
+      if (stop_) return;
+    }
+    Instant now = Now();
+    Instant from;
+    Instant to = now + options_.window;
+    {
+      std::lock_guard lock(mu_);
+      from = horizon_;
+      if (to <= from) continue;
+      horizon_ = to;  // raised before the query: see the ground rules
+    }
+    auto due = options_.store->LoadDue(from, to);
+    if (due.ok()) {
+      std::lock_guard lock(mu_);
+      for (auto& j : *due) (void)LoadLocked(std::move(j), now, false);
+    }
+    if (std::chrono::steady_clock::now() >= next_purge) {
+      (void)options_.store->Purge(now - options_.retention);
+      next_purge = std::chrono::steady_clock::now() + options_.purge_interval;
+    }
+  }
+}
+
+ShutdownReport DurableScheduler::Impl::Shutdown(Duration timeout) {
+  if (shut_down_) return {};
+  shut_down_ = true;
+  {
+    std::lock_guard lock(loader_mu_);
+    stop_ = true;
+  }
+  loader_cv_.notify_all();
+  if (loader_.joinable()) loader_.join();
+  ShutdownReport rep = engine_->Shutdown(timeout);
+  (void)options_.store->Flush();
+  return rep;
+}
+
+// ---- DurableScheduler
+
+Result<std::unique_ptr<DurableScheduler>> DurableScheduler::Create(DurableOptions options) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  AX_RETURN_IF_ERROR(impl->Init());
+  return std::unique_ptr<DurableScheduler>(new DurableScheduler(std::move(impl)));
+}
+
+DurableScheduler::DurableScheduler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DurableScheduler::~DurableScheduler() { (void)impl_->Shutdown(Duration(0)); }
+
+Status DurableScheduler::RegisterHandler(std::string type, Handler handler) {
+  return impl_->RegisterHandler(std::move(type), std::move(handler));
+}
+Status DurableScheduler::Start() { return impl_->Start(); }
+
+void DurableScheduler::SubmitAsync(std::vector<DurableJob> jobs, SubmitCallback done) {
+  impl_->SubmitAsync(std::move(jobs), std::move(done));
+}
+
+Result<std::vector<SubmitResult>> DurableScheduler::Submit(std::vector<DurableJob> jobs) {
+  std::promise<Result<std::vector<SubmitResult>>> p;
+  auto f = p.get_future();
+  impl_->SubmitAsync(std::move(jobs),
+                     [&p](Result<std::vector<SubmitResult>> r) { p.set_value(std::move(r)); });
+  return f.get();
+}
+
+Result<SubmitResult> DurableScheduler::Submit(DurableJob job) {
+  std::vector<DurableJob> v;
+  v.push_back(std::move(job));
+  auto r = Submit(std::move(v));
+  if (!r.ok()) return r.status();
+  return std::move(r->front());
+}
+
+namespace {
+Status NotFinished(const DurableJob& j, std::string_view what) {
+  if (IsTerminal(j.state)) {
+    return Status::InvalidState("cannot " + std::string(what) + " job " + j.id + ": it is " +
+                                std::string(JobStateText(j.state)));
+  }
+  return Status();
+}
+}  // namespace
+
+Status DurableScheduler::Cancel(std::string_view id) {
+  return impl_->Change(
+      id,
+      [](DurableJob& j) {
+        AX_RETURN_IF_ERROR(NotFinished(j, "cancel"));
+        j.state = JobState::kCancelled;
+        j.reason = "cancelled";
+        j.next_run.reset();
+        return Status();
+      },
+      [this](const std::string& k) { return impl_->engine().Cancel(k); });
+}
+
+Status DurableScheduler::Pause(std::string_view id) {
+  return impl_->Change(
+      id,
+      [](DurableJob& j) {
+        AX_RETURN_IF_ERROR(NotFinished(j, "pause"));
+        if (j.state != JobState::kWaiting) {
+          return Status::InvalidState("cannot pause job " + j.id + ": it is " +
+                                      std::string(JobStateText(j.state)));
+        }
+        j.state = JobState::kPaused;
+        j.reason = "paused";
+        return Status();
+      },
+      [this](const std::string& k) { return impl_->engine().Pause(k); });
+}
+
+Status DurableScheduler::Resume(std::string_view id) {
+  Instant now = impl_->engine().Now();
+  return impl_->Change(
+      id,
+      [now](DurableJob& j) {
+        if (j.state != JobState::kPaused) {
+          return Status::InvalidState("cannot resume job " + j.id + ": it is " +
+                                      std::string(JobStateText(j.state)));
+        }
+        j.state = JobState::kWaiting;
+        j.reason.clear();
+        // No catch-up (2.8): a periodic job runs one period after the resume;
+        // a one-shot whose deadline passed runs at once.
+        if (j.kind == JobKind::kEvery) j.next_run = now + j.period;
+        if (j.kind == JobKind::kCron) {
+          auto c = CronSchedule::Parse(j.cron, j.tz);
+          if (c.ok()) j.next_run = c->Next(now);
+        }
+        if (j.kind == JobKind::kOnce && j.next_run && *j.next_run < now) j.next_run = now;
+        return Status();
+      },
+      [this](const std::string& k) { return impl_->engine().Resume(k); });
+}
+
+Status DurableScheduler::SetDelay(std::string_view id, Duration delay) {
+  if (delay < Duration(0)) return Status::InvalidArgument("delay: must be >= 0");
+  Instant now = impl_->engine().Now();
+  return impl_->Change(
+      id,
+      [now, delay](DurableJob& j) {
+        AX_RETURN_IF_ERROR(NotFinished(j, "set the delay of"));
+        j.next_run = now + delay;
+        return Status();
+      },
+      [this, delay](const std::string& k) { return impl_->engine().SetDelay(k, delay); });
+}
+
+Status DurableScheduler::SetPeriod(std::string_view id, Duration period) {
+  if (period <= Duration(0)) return Status::InvalidArgument("period: must be > 0");
+  return impl_->Change(
+      id,
+      [period](DurableJob& j) {
+        AX_RETURN_IF_ERROR(NotFinished(j, "set the period of"));
+        if (j.kind != JobKind::kEvery) {
+          return Status::InvalidState("job " + j.id + " is not periodic");
+        }
+        j.period = period;
+        return Status();
+      },
+      [this, period](const std::string& k) { return impl_->engine().SetPeriod(k, period); });
+}
+
+Status DurableScheduler::SetCron(std::string_view id, std::string_view expr, std::string_view tz) {
+  return impl_->SetCron(id, expr, tz);
+}
+
+Result<DurableJob> DurableScheduler::Get(std::string_view id) { return impl_->Get(id); }
+Result<std::vector<DurableJob>> DurableScheduler::List(const ListQuery& q) {
+  return impl_->List(q);
+}
+DurableStats DurableScheduler::GetStats() { return impl_->GetStats(); }
+Scheduler& DurableScheduler::engine() { return impl_->engine(); }
+JobStore& DurableScheduler::store() { return impl_->store(); }
+ShutdownReport DurableScheduler::Shutdown(Duration timeout) { return impl_->Shutdown(timeout); }
+
+}  // namespace ax

@@ -1,0 +1,49 @@
+// JobStore's synchronous helpers and the state names.
+#include "ax/store.h"
+
+#include <future>
+
+namespace ax {
+
+Result<std::vector<InsertOutcome>> JobStore::Insert(std::vector<DurableJob> jobs) {
+  std::promise<Result<std::vector<InsertOutcome>>> p;
+  auto f = p.get_future();
+  InsertAsync(std::move(jobs),
+              [&p](Result<std::vector<InsertOutcome>> r) { p.set_value(std::move(r)); });
+  return f.get();
+}
+
+Status JobStore::Put(std::vector<DurableJob> records) {
+  std::promise<Status> p;
+  auto f = p.get_future();
+  PutAsync(std::move(records), [&p](Status s) { p.set_value(std::move(s)); });
+  return f.get();
+}
+
+std::string_view JobStateText(JobState s) {
+  switch (s) {
+    case JobState::kWaiting:
+      return "waiting";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kPaused:
+      return "paused";
+    case JobState::kCompleted:
+      return "completed";
+    case JobState::kCancelled:
+      return "cancelled";
+    case JobState::kDead:
+      return "dead";
+  }
+  return "unknown";
+}
+
+std::optional<JobState> ParseJobState(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(JobState::kDead); ++i) {
+    auto s = static_cast<JobState>(i);
+    if (JobStateText(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ax

@@ -1,0 +1,295 @@
+// The HTTP API (SPEC 5.3, 5.5) over real loopback HTTP: every endpoint and
+// error code.
+#include "server/api.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ax/durable.h"
+
+#include "server/http_client.h"
+#include "server/http_server.h"
+#include "server/targets.h"
+
+namespace ax::server {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void Start(std::string token = "", bool allow_exec = false) {
+    DurableOptions o;
+    o.store = std::make_shared<MemoryStore>();
+    o.engine.workers = 2;
+    d_ = DurableScheduler::Create(std::move(o)).value();
+    ASSERT_TRUE(RegisterTargets(*d_, allow_exec).ok());
+    ASSERT_TRUE(d_->Start().ok());
+    api_ = std::make_unique<Api>(*d_, ApiOptions{token, allow_exec});
+    HttpServerOptions ho;
+    ho.port = 0;
+    ho.body_limit = 64 * 1024;
+    http_ = std::make_unique<HttpServer>(*api_, ho);
+    ASSERT_TRUE(http_->Start().ok());
+  }
+  void TearDown() override {
+    if (http_) http_->Stop();
+    if (d_) (void)d_->Shutdown(1s);
+  }
+  struct Res {
+    int status;
+    json body;
+    std::string raw;
+  };
+  Res Call(const std::string& method, const std::string& path, const std::string& body = "",
+           const std::string& auth = "") {
+    ClientRequest r;
+    r.method = method;
+    r.host = "127.0.0.1";
+    r.port = std::to_string(http_->port());
+    r.target = path;
+    r.body = body;
+    if (!auth.empty()) r.headers.emplace_back("Authorization", auth);
+    auto res = HttpDo(r, 10s);
+    EXPECT_TRUE(res.ok()) << res.status().ToString();
+    if (!res.ok()) return {0, {}, ""};
+    return {res->status, json::parse(res->body, nullptr, false), res->body};
+  }
+  static std::string JobBody(const std::string& id, const std::string& sched = R"({"in":"1h"})") {
+    return R"({"id":")" + id + R"(","schedule":)" + sched +
+           R"(,"target":{"http":{"url":"http://127.0.0.1:9/x"}}})";
+  }
+  std::string Field(const Res& r) { return r.body["error"].value("field", ""); }
+
+  std::unique_ptr<DurableScheduler> d_;
+  std::unique_ptr<Api> api_;
+  std::unique_ptr<HttpServer> http_;
+};
+
+TEST_F(ApiTest, Api_5_3_Healthz) {
+  Start();
+  auto r = Call("GET", "/healthz");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["status"], "ok");
+}
+
+TEST_F(ApiTest, Api_5_3_CreateGetAndIdempotentResubmit) {
+  Start();
+  auto c = Call("POST", "/v1/jobs", JobBody("order-1"));
+  ASSERT_EQ(c.status, 201) << c.raw;
+  EXPECT_EQ(c.body["id"], "order-1");
+  EXPECT_EQ(c.body["state"], "waiting");
+  EXPECT_TRUE(c.body["next_run"].is_string());
+  auto g = Call("GET", "/v1/jobs/order-1");
+  ASSERT_EQ(g.status, 200);
+  EXPECT_EQ(g.body["target"]["http"]["url"], "http://127.0.0.1:9/x");
+  EXPECT_EQ(Call("POST", "/v1/jobs", JobBody("order-1")).status, 200);  // same spec: idempotent
+  auto conflict = Call("POST", "/v1/jobs", JobBody("order-1", R"({"in":"2h"})"));
+  EXPECT_EQ(conflict.status, 409);
+  EXPECT_EQ(conflict.body["error"]["code"], "AlreadyExists");
+}
+
+TEST_F(ApiTest, Api_5_3_GeneratedIdWhenAbsent) {
+  Start();
+  auto c = Call("POST", "/v1/jobs",
+                R"({"schedule":{"every":"1h"},"target":{"http":{"url":"http://127.0.0.1:9/"}}})");
+  ASSERT_EQ(c.status, 201) << c.raw;
+  EXPECT_FALSE(c.body["id"].get<std::string>().empty());
+}
+
+TEST_F(ApiTest, Api_5_3_BadBodiesAre400NamingTheField) {
+  Start();
+  auto r = Call("POST", "/v1/jobs", "{not json");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "body");
+  r = Call("POST", "/v1/jobs",
+           R"({"id":"a","bogus":1,"schedule":{"in":"1s"},"target":{"http":{"url":"http://h/"}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "bogus");
+  r = Call("POST", "/v1/jobs", JobBody("a", R"({"in":"1s","every":"1s"})"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "schedule");
+  r = Call("POST", "/v1/jobs", JobBody("a", R"({"in":"soon"})"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "schedule.in");
+  r = Call("POST", "/v1/jobs", JobBody("a", R"({"cron":"61 * * * *"})"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "schedule.cron");
+  r = Call("POST", "/v1/jobs",
+           R"({"id":"a","schedule":{"in":"1s"},"target":{"http":{"url":"ftp://h/"}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "target.http.url");
+  r = Call(
+      "POST", "/v1/jobs",
+      R"({"id":"a","schedule":{"in":"1s"},"target":{"http":{"url":"http://h/"}},"timeout":"-1s"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "timeout");
+  r = Call(
+      "POST", "/v1/jobs",
+      R"({"id":"a","schedule":{"in":"1s"},"target":{"http":{"url":"http://h/"}},"retry":{"backoff":"sometimes"}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "retry.backoff");
+  r = Call("POST", "/v1/jobs",
+           R"({"id":"bad id","schedule":{"in":"1s"},"target":{"http":{"url":"http://h/"}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "id");
+  r = Call(
+      "POST", "/v1/jobs",
+      R"({"id":"c","schedule":{"in":"1s"},"target":{"http":{"url":"http://h/"}},"parent":"nobody"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "parent");
+}
+
+TEST_F(ApiTest, Api_5_5_HugeBodyIs413) {
+  Start();
+  std::string big = JobBody("big");
+  big.insert(big.size() - 1, ",\"pad\":\"" + std::string(100 * 1024, 'x') + "\"");
+  EXPECT_EQ(Call("POST", "/v1/jobs", big).status, 413);
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);  // a new connection works
+}
+
+TEST_F(ApiTest, Api_5_3_BatchForm) {
+  Start();
+  std::string body = "{\"jobs\":[" + JobBody("b1") + "," + JobBody("b2") + "]}";
+  auto r = Call("POST", "/v1/jobs", body);
+  ASSERT_EQ(r.status, 201) << r.raw;
+  ASSERT_EQ(r.body["jobs"].size(), 2u);
+  EXPECT_EQ(r.body["jobs"][0]["result"], "created");
+  r = Call("POST", "/v1/jobs", body);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["jobs"][1]["result"], "exists");
+  r = Call("POST", "/v1/jobs", "{\"jobs\":[" + JobBody("d") + "," + JobBody("d") + "]}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "jobs[1].id");
+  r = Call("POST", "/v1/jobs", "{\"jobs\":[" + JobBody("e", R"({"every":"0s"})") + "]}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "jobs[0].schedule.every");
+}
+
+TEST_F(ApiTest, Api_2_3_CancelPauseResumeAndPatch) {
+  Start();
+  ASSERT_EQ(Call("POST", "/v1/jobs", JobBody("p", R"({"every":"1h"})")).status, 201);
+  auto r = Call("POST", "/v1/jobs/p/pause");
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["state"], "paused");
+  EXPECT_EQ(Call("POST", "/v1/jobs/p/pause").status, 409);
+  r = Call("POST", "/v1/jobs/p/resume");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["state"], "waiting");
+  EXPECT_EQ(Call("POST", "/v1/jobs/p/resume").status, 409);
+  r = Call("PATCH", "/v1/jobs/p", R"({"period":"30m"})");
+  EXPECT_EQ(r.status, 200) << r.raw;
+  r = Call("PATCH", "/v1/jobs/p", R"({"delay":"10s"})");
+  EXPECT_EQ(r.status, 200) << r.raw;
+  r = Call("PATCH", "/v1/jobs/p", R"({"delay":"10s","period":"1s"})");
+  EXPECT_EQ(r.status, 400);
+  r = Call("PATCH", "/v1/jobs/p", R"({"delay":"later"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "delay");
+  r = Call("PATCH", "/v1/jobs/p", R"({"cron":"0 * * * *"})");
+  EXPECT_EQ(r.status, 409);  // not a cron job
+  ASSERT_EQ(Call("POST", "/v1/jobs", JobBody("c", R"({"cron":"0 * * * *"})")).status, 201);
+  r = Call("PATCH", "/v1/jobs/c", R"({"cron":"30 * * * *","tz":"Europe/Paris"})");
+  EXPECT_EQ(r.status, 200) << r.raw;
+  r = Call("DELETE", "/v1/jobs/p");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["state"], "cancelled");
+  EXPECT_EQ(Call("DELETE", "/v1/jobs/p").status, 409);
+  EXPECT_EQ(Call("DELETE", "/v1/jobs/nobody").status, 404);
+  EXPECT_EQ(Call("GET", "/v1/jobs/nobody").status, 404);
+  EXPECT_EQ(Call("POST", "/v1/jobs/nobody/pause").status, 404);
+  EXPECT_EQ(Call("PATCH", "/v1/jobs/nobody", R"({"delay":"1s"})").status, 404);
+}
+
+TEST_F(ApiTest, Api_5_3_ListFiltersAndPages) {
+  Start();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(Call("POST", "/v1/jobs", JobBody("l" + std::to_string(i))).status, 201);
+  }
+  ASSERT_EQ(Call("POST", "/v1/jobs/l2/pause").status, 200);
+  auto r = Call("GET", "/v1/jobs?limit=3");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["jobs"].size(), 3u);
+  EXPECT_EQ(r.body["next_cursor"], "l2");
+  r = Call("GET", "/v1/jobs?limit=3&cursor=l2");
+  EXPECT_EQ(r.body["jobs"].size(), 2u);
+  EXPECT_TRUE(r.body["next_cursor"].is_null());
+  r = Call("GET", "/v1/jobs?state=paused");
+  ASSERT_EQ(r.body["jobs"].size(), 1u);
+  EXPECT_EQ(r.body["jobs"][0]["id"], "l2");
+  EXPECT_EQ(Field(Call("GET", "/v1/jobs?state=sleepy")), "state");
+  EXPECT_EQ(Field(Call("GET", "/v1/jobs?limit=0")), "limit");
+  EXPECT_EQ(Field(Call("GET", "/v1/jobs?colour=red")), "colour");
+}
+
+TEST_F(ApiTest, Api_5_3_StatsAndMetrics) {
+  Start();
+  ASSERT_EQ(Call("POST", "/v1/jobs", JobBody("s")).status, 201);
+  auto s = Call("GET", "/v1/stats");
+  ASSERT_EQ(s.status, 200);
+  EXPECT_EQ(s.body["jobs"]["waiting"], 1);
+  auto m = Call("GET", "/metrics");
+  ASSERT_EQ(m.status, 200);
+  for (const char* name :
+       {"ax_jobs_pending", "ax_jobs_running", "ax_runs_fired_total", "ax_runs_succeeded_total",
+        "ax_runs_failed_total", "ax_runs_retried_total", "ax_jobs_dead_total",
+        "ax_lateness_seconds_bucket", "ax_store_commit_seconds_bucket"}) {
+    EXPECT_NE(m.raw.find(name), std::string::npos) << name;
+  }
+}
+
+TEST_F(ApiTest, Api_5_5_TokenIsRequiredButNotForHealthz) {
+  Start("s3cret");
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+  EXPECT_EQ(Call("GET", "/v1/stats").status, 401);
+  EXPECT_EQ(Call("GET", "/v1/stats", "", "Bearer wrong").status, 401);
+  EXPECT_EQ(Call("GET", "/metrics", "", "Basic s3cret").status, 401);
+  EXPECT_EQ(Call("POST", "/v1/jobs", JobBody("t"), "Bearer s3cret").status, 201);
+  EXPECT_EQ(Call("GET", "/v1/jobs/t", "", "Bearer s3cret").status, 200);
+}
+
+TEST_F(ApiTest, Api_5_5_DrainingAnswers503) {
+  Start();
+  api_->SetDraining();
+  EXPECT_EQ(Call("GET", "/healthz").status, 503);
+  EXPECT_EQ(Call("POST", "/v1/jobs", JobBody("late")).status, 503);
+}
+
+TEST_F(ApiTest, Api_5_2_ExecIsRefusedWithoutAllowExec) {
+  Start();
+  auto r = Call("POST", "/v1/jobs",
+                R"({"id":"x","schedule":{"in":"1s"},"target":{"exec":{"argv":["/bin/true"]}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), "target.exec");
+}
+
+TEST_F(ApiTest, Api_5_2_ExecRunsWithAllowExec) {
+  Start("", true);
+  auto r = Call("POST", "/v1/jobs",
+                R"({"id":"x","schedule":{"in":"0s"},"target":{"exec":{"argv":["/bin/true"]}}})");
+  ASSERT_EQ(r.status, 201) << r.raw;
+  for (int i = 0; i < 500 && Call("GET", "/v1/jobs/x").body["state"] != "completed"; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(Call("GET", "/v1/jobs/x").body["state"], "completed");
+  r = Call("POST", "/v1/jobs",
+           R"({"id":"y","schedule":{"in":"0s"},"target":{"exec":{"argv":["/bin/false"]}}})");
+  ASSERT_EQ(r.status, 201);
+  for (int i = 0; i < 500 && Call("GET", "/v1/jobs/y").body["state"] != "dead"; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  auto y = Call("GET", "/v1/jobs/y");
+  EXPECT_EQ(y.body["state"], "dead");
+  EXPECT_NE(y.body.value("last_error", "").find("exit status 1"), std::string::npos) << y.raw;
+}
+
+TEST_F(ApiTest, Api_5_3_UnknownRouteAndMethod) {
+  Start();
+  EXPECT_EQ(Call("GET", "/v2/nothing").status, 404);
+  EXPECT_EQ(Call("PUT", "/v1/jobs").status, 405);
+  EXPECT_EQ(Call("POST", "/healthz").status, 405);
+}
+
+}  // namespace
+}  // namespace ax::server

@@ -1,0 +1,300 @@
+// DurableScheduler (SPEC 4.1-4.5, 3.5): submit, run, record, recover.
+#include "ax/durable.h"
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "ax/clock.h"
+
+namespace ax {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Polls `pred` for up to 10 s of real time.
+template <class F>
+bool Eventually(F pred) {
+  for (int i = 0; i < 1000; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return pred();
+}
+
+struct Calls {
+  std::mutex mu;
+  std::vector<std::pair<std::string, int>> runs;  // key, attempt
+  size_t Count(const std::string& id) {
+    std::lock_guard lock(mu);
+    size_t n = 0;
+    for (auto& r : runs) n += r.first == id;
+    return n;
+  }
+};
+
+class DurableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    clock_ = std::make_shared<ManualClock>(FromUnixNanos(1'700'000'000'000'000'000LL));
+    store_ = std::make_shared<MemoryStore>();
+  }
+  std::unique_ptr<DurableScheduler> Make(Duration window = 1h) {
+    DurableOptions o;
+    o.store = store_;
+    o.engine.clock = clock_;
+    o.engine.workers = 4;
+    o.window = window;
+    o.load_interval = 5ms;
+    o.owner = "test-" + std::to_string(++generation_);
+    auto d = DurableScheduler::Create(std::move(o)).value();
+    EXPECT_TRUE(d->RegisterHandler("rec", [this](const RunContext& ctx, std::string_view p) {
+                   {
+                     std::lock_guard lock(calls_.mu);
+                     calls_.runs.emplace_back(std::string(ctx.key()), ctx.attempt());
+                   }
+                   if (p == "fail") return Status::Unavailable("boom");
+                   return Status();
+                 }).ok());
+    EXPECT_TRUE(d->Start().ok());
+    return d;
+  }
+  DurableJob Once(std::string id, Duration in, std::string payload = "") {
+    DurableJob j;
+    j.id = std::move(id);
+    j.handler = "rec";
+    j.payload = std::move(payload);
+    j.delay = in;
+    return j;
+  }
+  std::shared_ptr<ManualClock> clock_;
+  std::shared_ptr<JobStore> store_;
+  Calls calls_;
+  int generation_ = 0;
+};
+
+TEST_F(DurableTest, Durable_4_3_SubmitIsStoredBeforeItReturns) {
+  auto d = Make();
+  auto r = d->Submit(Once("a", 10s));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->created);
+  auto stored = store_->Get("a");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->state, JobState::kWaiting);
+  EXPECT_EQ(stored->next_run, clock_->Now() + 10s);
+}
+
+TEST_F(DurableTest, Durable_4_5_RunIsRecordedAndCompleted) {
+  auto d = Make();
+  ASSERT_TRUE(d->Submit(Once("a", 1s)).ok());
+  clock_->Advance(1s);
+  ASSERT_TRUE(Eventually([&] { return store_->Get("a")->state == JobState::kCompleted; }));
+  EXPECT_EQ(calls_.Count("a"), 1u);
+  auto j = *store_->Get("a");
+  EXPECT_EQ(j.runs, 1u);
+  EXPECT_EQ(j.attempt, 1);
+  EXPECT_TRUE(j.finished_at.has_value());
+  EXPECT_TRUE(j.lease_owner.empty());
+}
+
+TEST_F(DurableTest, Durable_4_4_SameIdWhileLiveIsNotDuplicated) {
+  auto d = Make();
+  ASSERT_TRUE(d->Submit(Once("a", 5s)).ok());
+  auto again = d->Submit(Once("a", 50s));
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->created);
+  clock_->Advance(60s);
+  ASSERT_TRUE(Eventually([&] { return store_->Get("a")->state == JobState::kCompleted; }));
+  d->engine().WaitIdle();
+  EXPECT_EQ(calls_.Count("a"), 1u);
+}
+
+TEST_F(DurableTest, Durable_2_2_BadSubmissionsNameTheField) {
+  auto d = Make();
+  DurableJob j = Once("bad id!", 1s);
+  EXPECT_EQ(d->Submit(j).status().code(), StatusCode::kInvalidArgument);
+  j = Once("x", 1s);
+  j.handler = "nope";
+  auto r = d->Submit(j);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("handler"), std::string::npos);
+  j = Once("y", 1s);
+  j.kind = JobKind::kEvery;
+  j.period = 0s;
+  EXPECT_NE(d->Submit(j).status().message().find("schedule.every"), std::string::npos);
+  j = Once("z", 1s);
+  j.parent = "missing";
+  EXPECT_EQ(d->Submit(j).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(DurableTest, Durable_4_5_LeasedRunIsRecoveredWithNextAttempt) {
+  // A record left Running by a dead process.
+  DurableJob j = Once("crashed", 0s);
+  j.state = JobState::kRunning;
+  j.attempt = 1;
+  j.retry.max_attempts = 3;
+  j.next_run = clock_->Now() - 5s;
+  j.lease_owner = "dead-host:1";
+  j.lease_expiry = clock_->Now() - 1s;
+  j.created_at = clock_->Now() - 10s;
+  ASSERT_TRUE(store_->Put({j}).ok());
+  auto d = Make();
+  ASSERT_TRUE(Eventually([&] { return store_->Get("crashed")->state == JobState::kCompleted; }));
+  std::lock_guard lock(calls_.mu);
+  ASSERT_EQ(calls_.runs.size(), 1u);
+  EXPECT_EQ(calls_.runs[0].second, 2);  // attempt + 1
+  EXPECT_TRUE(store_->Get("crashed")->recovered);
+}
+
+TEST_F(DurableTest, Durable_4_2_JobsBeyondTheWindowStayInTheStore) {
+  auto d = Make(10min);
+  ASSERT_TRUE(d->Submit(Once("near", 1min)).ok());
+  ASSERT_TRUE(d->Submit(Once("far", 2h)).ok());
+  EXPECT_EQ(d->GetStats().loaded, 1u);
+  EXPECT_FALSE(d->engine().Info("far").ok());
+  clock_->Advance(1h + 55min);  // "far" enters the window
+  ASSERT_TRUE(Eventually([&] { return d->engine().Info("far").ok(); }));
+  clock_->Advance(10min);
+  ASSERT_TRUE(Eventually([&] { return store_->Get("far")->state == JobState::kCompleted; }));
+}
+
+TEST_F(DurableTest, Durable_3_5_PeriodicMisfireSkipKeepsPhase) {
+  DurableJob j;
+  j.id = "tick";
+  j.handler = "rec";
+  j.kind = JobKind::kEvery;
+  j.period = 10s;
+  j.state = JobState::kWaiting;
+  j.next_run = clock_->Now() - 35s;  // 4 ticks missed: -35, -25, -15, -5
+  j.created_at = clock_->Now() - 100s;
+  ASSERT_TRUE(store_->Put({j}).ok());
+  auto d = Make();
+  auto info = d->engine().Info("tick");
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->next_run, clock_->Now() + 5s);
+  EXPECT_EQ(d->Get("tick")->skips, 4u);
+  d->engine().WaitIdle();
+  EXPECT_EQ(calls_.Count("tick"), 0u);
+}
+
+TEST_F(DurableTest, Durable_3_5_PeriodicMisfireOnceRunsOneNow) {
+  DurableJob j;
+  j.id = "tick";
+  j.handler = "rec";
+  j.kind = JobKind::kEvery;
+  j.period = 10s;
+  j.misfire = Misfire::kOnce;
+  j.next_run = clock_->Now() - 35s;
+  ASSERT_TRUE(store_->Put({j}).ok());
+  auto d = Make();
+  ASSERT_TRUE(Eventually([&] { return calls_.Count("tick") == 1; }));
+  d->engine().WaitIdle();
+  EXPECT_EQ(calls_.Count("tick"), 1u);
+}
+
+TEST_F(DurableTest, Durable_3_5_PeriodicMisfireAllIsCapped) {
+  DurableJob j;
+  j.id = "tick";
+  j.handler = "rec";
+  j.kind = JobKind::kEvery;
+  j.period = 10s;
+  j.misfire = Misfire::kAll;
+  j.max_catch_up = 3;
+  j.next_run = clock_->Now() - 55s;  // 6 missed
+  ASSERT_TRUE(store_->Put({j}).ok());
+  auto d = Make();
+  ASSERT_TRUE(Eventually([&] { return calls_.Count("tick") == 3; }));
+  d->engine().WaitIdle();
+  EXPECT_EQ(calls_.Count("tick"), 3u);
+}
+
+TEST_F(DurableTest, Durable_2_8_LiveChangesAreStored) {
+  auto d = Make(10min);
+  ASSERT_TRUE(d->Submit(Once("near", 1min)).ok());
+  ASSERT_TRUE(d->Submit(Once("far", 2h)).ok());
+  for (const char* id : {"near", "far"}) {
+    ASSERT_TRUE(d->Pause(id).ok()) << id;
+    EXPECT_EQ(store_->Get(id)->state, JobState::kPaused) << id;
+    EXPECT_EQ(d->Pause(id).code(), StatusCode::kInvalidState) << id;
+    ASSERT_TRUE(d->Resume(id).ok()) << id;
+    EXPECT_EQ(store_->Get(id)->state, JobState::kWaiting) << id;
+  }
+  ASSERT_TRUE(d->SetDelay("far", 30s).ok());
+  EXPECT_EQ(store_->Get("far")->next_run, clock_->Now() + 30s);
+  EXPECT_TRUE(d->engine().Info("far").ok()) << "moved into the window";
+  ASSERT_TRUE(d->Cancel("near").ok());
+  EXPECT_EQ(store_->Get("near")->state, JobState::kCancelled);
+  EXPECT_EQ(d->Cancel("near").code(), StatusCode::kInvalidState);
+  EXPECT_EQ(d->Cancel("nobody").code(), StatusCode::kNotFound);
+}
+
+TEST_F(DurableTest, Durable_2_6_RetriesAreRecordedThenDead) {
+  auto d = Make();
+  DurableJob j = Once("flaky", 0s, "fail");
+  j.retry = RetryPolicy::Fixed(3, 1s);
+  ASSERT_TRUE(d->Submit(j).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(Eventually([&] { return calls_.Count("flaky") == static_cast<size_t>(i + 1); }));
+    d->engine().WaitIdle();
+    clock_->Advance(1s);
+  }
+  ASSERT_TRUE(Eventually([&] { return store_->Get("flaky")->state == JobState::kDead; }));
+  auto s = *store_->Get("flaky");
+  EXPECT_EQ(s.failures, 3u);
+  EXPECT_EQ(s.attempt, 3);
+  EXPECT_NE(s.last_error.find("boom"), std::string::npos);
+}
+
+TEST_F(DurableTest, Durable_4_5_RestartContinuesRetryCount) {
+  {
+    auto d = Make();
+    DurableJob j = Once("flaky", 0s, "fail");
+    j.retry = RetryPolicy::Fixed(3, 10s);
+    ASSERT_TRUE(d->Submit(j).ok());
+    ASSERT_TRUE(Eventually([&] { return store_->Get("flaky")->failures == 1; }));
+    d->engine().WaitIdle();
+    (void)d->Shutdown(1s);
+  }
+  EXPECT_EQ(store_->Get("flaky")->attempt, 1);
+  auto d = Make();
+  clock_->Advance(10s);
+  ASSERT_TRUE(Eventually([&] { return calls_.Count("flaky") == 2; }));
+  std::lock_guard lock(calls_.mu);
+  EXPECT_EQ(calls_.runs.back().second, 2);
+}
+
+TEST_F(DurableTest, Durable_4_3_SqliteRoundTripAcrossRestart) {
+  auto dir = std::filesystem::temp_directory_path() / ("ax-durable-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  auto path = (dir / "ax.db").string();
+  {
+    store_ = SqliteStore::Open({.path = path}).value();
+    auto d = Make();
+    std::vector<DurableJob> batch;
+    for (int i = 0; i < 100; ++i) batch.push_back(Once("b" + std::to_string(i), 5s));
+    auto r = d->Submit(std::move(batch));
+    ASSERT_TRUE(r.ok());
+    (void)d->Shutdown(1s);
+    d.reset();
+    store_.reset();
+  }
+  store_ = SqliteStore::Open({.path = path}).value();
+  auto d = Make();
+  EXPECT_EQ(d->GetStats().loaded, 100u);
+  clock_->Advance(5s);
+  ASSERT_TRUE(Eventually([&] {
+    auto c = store_->CountByState();
+    return (*c)[static_cast<int>(JobState::kCompleted)] == 100;
+  }));
+  d.reset();
+  store_.reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ax
