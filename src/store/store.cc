@@ -20,23 +20,7 @@ Status JobStore::Put(std::vector<DurableJob> records) {
   return f.get();
 }
 
-std::string_view JobStateText(JobState s) {
-  switch (s) {
-    case JobState::kWaiting:
-      return "waiting";
-    case JobState::kRunning:
-      return "running";
-    case JobState::kPaused:
-      return "paused";
-    case JobState::kCompleted:
-      return "completed";
-    case JobState::kCancelled:
-      return "cancelled";
-    case JobState::kDead:
-      return "dead";
-  }
-  return "unknown";
-}
+std::string_view JobStateText(JobState s) { return JobStateName(s); }
 
 std::optional<JobState> ParseJobState(std::string_view name) {
   for (int i = 0; i <= static_cast<int>(JobState::kDead); ++i) {
