@@ -1,16 +1,17 @@
 // Raise an alarm when a device has been silent for 5 minutes; every heartbeat
 // pushes the alarm back with set_delay. (Minutes scaled to 100 ms.)
-#include <ax/ax.h>
-
 #include <cstdio>
 #include <thread>
+
+#include <ax/ax.h>
 
 int main() {
   const auto minute = std::chrono::milliseconds(100);
   auto scheduler = std::move(*ax::Scheduler::Create());
   ax::JobOptions o;
   o.key = "device-7-offline";
-  (void)scheduler->After(5 * minute, [] { std::printf("ALARM: device 7 is offline\n"); }, o);
+  (void)scheduler->After(
+      5 * minute, [] { std::printf("ALARM: device 7 is offline\n"); }, o);
 
   for (int beat = 1; beat <= 4; ++beat) {  // heartbeats every 2 minutes, then silence
     std::this_thread::sleep_for(2 * minute);

@@ -1,10 +1,10 @@
 // Close an order 30 minutes after it was placed, unless it is paid first.
 // (Minutes are scaled to 100 ms here so the example finishes quickly.)
-#include <ax/ax.h>
-
 #include <cstdio>
 #include <string>
 #include <thread>
+
+#include <ax/ax.h>
 
 int main() {
   const auto minute = std::chrono::milliseconds(100);
@@ -13,9 +13,8 @@ int main() {
   for (int order = 1001; order <= 1003; ++order) {
     ax::JobOptions o;
     o.key = "close-order-" + std::to_string(order);  // the order id names the job
-    auto id = scheduler->After(30 * minute, [order] {
-      std::printf("order %d: unpaid after 30 min, closed\n", order);
-    }, o);
+    auto id = scheduler->After(
+        30 * minute, [order] { std::printf("order %d: unpaid after 30 min, closed\n", order); }, o);
     if (!id.ok()) std::printf("%s\n", id.status().ToString().c_str());
   }
 

@@ -119,9 +119,9 @@ void BM_CancelColdRandom(benchmark::State& state) {
     for (ax::JobId id : ids) benchmark::DoNotOptimize(s->Cancel(id));
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
-  state.counters["ns_per_cancel"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * static_cast<int64_t>(n)),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_cancel"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * static_cast<int64_t>(n)),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_CancelColdRandom)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 

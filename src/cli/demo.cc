@@ -61,66 +61,79 @@ int DemoCommand(double speed) {
   g_start = s->Now();
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
-  std::printf("ax demo: four scenarios, %gx speed (a minute lasts %.1f s). Ctrl-C stops.\n",
-              speed, 60 / speed);
+  std::printf("ax demo: four scenarios, %gx speed (a minute lasts %.1f s). Ctrl-C stops.\n", speed,
+              60 / speed);
 
   // 1. Orders close after 30 minutes unless paid; every other one pays.
   JobOptions every;
   every.key = "new-orders";
-  (void)s->Every(Scaled(minutes(10), speed), [&s, speed, n = 0]() mutable {
-    const std::string key = "order-" + std::to_string(1000 + ++n);
-    JobOptions close;
-    close.key = key;
-    (void)s->After(Scaled(minutes(30), speed), [] {}, close);  // close the unpaid order
-    if (n % 2 == 0) {
-      JobOptions pay;
-      pay.key = key + "-paid";
-      (void)s->After(Scaled(minutes(12), speed), [&s, key] { (void)s->Cancel(key); }, pay);
-    }
-  }, every);
+  (void)s->Every(
+      Scaled(minutes(10), speed),
+      [&s, speed, n = 0]() mutable {
+        const std::string key = "order-" + std::to_string(1000 + ++n);
+        JobOptions close;
+        close.key = key;
+        (void)s->After(
+            Scaled(minutes(30), speed), [] {}, close);  // close the unpaid order
+        if (n % 2 == 0) {
+          JobOptions pay;
+          pay.key = key + "-paid";
+          (void)s->After(
+              Scaled(minutes(12), speed), [&s, key] { (void)s->Cancel(key); }, pay);
+        }
+      },
+      every);
 
   // 2. A device-offline alarm, reset by heartbeats (set_delay) until they stop.
   JobOptions alarm;
   alarm.key = "device-7-offline";
-  (void)s->After(Scaled(minutes(5), speed), [] {}, alarm);
+  (void)s->After(
+      Scaled(minutes(5), speed), [] {}, alarm);
   JobOptions beat;
   beat.key = "device-7-heartbeat";
   beat.auto_pause_after = 1;
-  (void)s->Every(Scaled(minutes(2), speed), [&s, speed, n = 0]() mutable -> Status {
-    if (++n > 5) return Status::Unavailable("device 7 went quiet");  // auto-pauses
-    return s->SetDelay("device-7-offline", Scaled(minutes(5), speed));
-  }, beat);
+  (void)s->Every(
+      Scaled(minutes(2), speed),
+      [&s, speed, n = 0]() mutable -> Status {
+        if (++n > 5) return Status::Unavailable("device 7 went quiet");  // auto-pauses
+        return s->SetDelay("device-7-offline", Scaled(minutes(5), speed));
+      },
+      beat);
 
   // 3. Nightly report A, then B once A succeeded (A fails once, retries).
   JobOptions a;
   a.key = "report-A";
   a.retry = RetryPolicy::Fixed(3, Scaled(minutes(1), speed));
-  (void)s->After(Scaled(minutes(3), speed), [n = 0]() mutable {
-    return ++n == 1 ? Status::Unavailable("warehouse busy") : Status();
-  }, a);
+  (void)s->After(
+      Scaled(minutes(3), speed),
+      [n = 0]() mutable { return ++n == 1 ? Status::Unavailable("warehouse busy") : Status(); }, a);
   JobOptions b;
   b.key = "report-B";
   b.parent = "report-A";
-  (void)s->After(Scaled(minutes(1), speed), [] {}, b);
+  (void)s->After(
+      Scaled(minutes(1), speed), [] {}, b);
 
   // 4. A payment callback retried at 10 s, 20 s, 30 s until the merchant answers.
   JobOptions notify;
   notify.key = "pay-notify-42";
   notify.retry = RetryPolicy::Linear(4, seconds(10));
-  (void)s->After(seconds(1), [](const RunContext& ctx) {
-    return ctx.attempt() < 3 ? Status::Unavailable("merchant returned 503") : Status();
-  }, notify);
+  (void)s->After(
+      seconds(1),
+      [](const RunContext& ctx) {
+        return ctx.attempt() < 3 ? Status::Unavailable("merchant returned 503") : Status();
+      },
+      notify);
 
   g_stop.acquire();
   std::printf("\nax demo: shutting down\n");
   ShutdownReport r = s->Shutdown(seconds(5));
   Stats st = s->GetStats();
-  std::printf("fired %llu, succeeded %llu, failed %llu, retried %llu, cancelled %llu, "
-              "p99 lateness <= %.3f ms; unfinished runs: %zu\n",
-              (unsigned long long)st.fired, (unsigned long long)st.succeeded,
-              (unsigned long long)st.failed, (unsigned long long)st.retried,
-              (unsigned long long)st.cancelled, st.lateness.QuantileUpperBoundNs(0.99) / 1e6,
-              r.unfinished.size());
+  std::printf(
+      "fired %llu, succeeded %llu, failed %llu, retried %llu, cancelled %llu, "
+      "p99 lateness <= %.3f ms; unfinished runs: %zu\n",
+      (unsigned long long)st.fired, (unsigned long long)st.succeeded, (unsigned long long)st.failed,
+      (unsigned long long)st.retried, (unsigned long long)st.cancelled,
+      st.lateness.QuantileUpperBoundNs(0.99) / 1e6, r.unfinished.size());
   return 0;
 }
 

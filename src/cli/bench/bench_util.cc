@@ -1,8 +1,5 @@
 #include "cli/bench/bench_util.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +9,9 @@
 #include <fstream>
 #include <thread>
 #include <utility>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace ax::cli::bench {
 
@@ -182,8 +182,8 @@ namespace ax::cli {
 
 int BenchCommand(const BenchArgs& in) {
   BenchArgs a = in;
-  const bool known = a.workload == "W1" || a.workload == "W2" || a.workload == "W3" ||
-                     a.workload == "W4";
+  const bool known =
+      a.workload == "W1" || a.workload == "W2" || a.workload == "W3" || a.workload == "W4";
   if (!known) {
     std::fprintf(stderr, "ax bench: unknown workload '%s' (W1, W2, W3 or W4)\n",
                  a.workload.c_str());
@@ -191,7 +191,8 @@ int BenchCommand(const BenchArgs& in) {
   }
   if (a.n == -1) a.n = a.workload == "W3" ? 200'000 : a.workload == "W4" ? 20'000 : 1'000'000;
   if (a.background == -1) a.background = 1'000'000;
-  if (a.threads <= 0) a.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (a.threads <= 0)
+    a.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (a.duration_s <= 0) a.duration_s = 10;
   if (a.n < 1 || a.n > 1'000'000'000) {
     std::fprintf(stderr, "ax bench: --n must be in [1, 10^9], got %ld\n", a.n);

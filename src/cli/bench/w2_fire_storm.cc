@@ -35,8 +35,8 @@ void RunW2(const BenchArgs& args) {
     if (!id.ok()) ++schedule_errors;
   }
   const int64_t t1 = AxNowNs();
-  const int64_t give_up = SteadyNs() + (deadline_ns - t1) +
-                          static_cast<int64_t>(args.timeout_s * 1e9);
+  const int64_t give_up =
+      SteadyNs() + (deadline_ns - t1) + static_cast<int64_t>(args.timeout_s * 1e9);
   const bool ok = schedule_errors == 0 && WaitUntil(give_up, [] { return last_ns.load() != 0; });
   const double cpu = ProcessCpuMs();
   const double drain_ms = ok ? static_cast<double>(last_ns.load() - deadline_ns) / 1e6 : NAN;
@@ -49,9 +49,8 @@ void RunW2(const BenchArgs& args) {
   int rc = 0;
   if (!ok) {
     rc = 1;
-    j.Str("error", schedule_errors != 0
-                       ? std::to_string(schedule_errors) + " schedule calls failed"
-                       : std::string("not all timers fired before timeout"));
+    j.Str("error", schedule_errors != 0 ? std::to_string(schedule_errors) + " schedule calls failed"
+                                        : std::string("not all timers fired before timeout"));
   }
   j.Print();
   Finish(rc);

@@ -49,8 +49,8 @@ void RunW3(const BenchArgs& args) {
     });
     if (!id.ok()) ++schedule_errors;
   }
-  const int64_t give_up = SteadyNs() + (t0 + 11'000'000'000 - AxNowNs()) +
-                          static_cast<int64_t>(args.timeout_s * 1e9);
+  const int64_t give_up =
+      SteadyNs() + (t0 + 11'000'000'000 - AxNowNs()) + static_cast<int64_t>(args.timeout_s * 1e9);
   const bool ok = schedule_errors == 0 && WaitUntil(give_up, [n] {
                     return count.load(std::memory_order_acquire) >= static_cast<long>(n);
                   });
@@ -60,9 +60,8 @@ void RunW3(const BenchArgs& args) {
   int rc = 0;
   if (!ok) {
     rc = 1;
-    j.Str("error", schedule_errors != 0
-                       ? std::to_string(schedule_errors) + " schedule calls failed"
-                       : std::string("not all timers fired before timeout"));
+    j.Str("error", schedule_errors != 0 ? std::to_string(schedule_errors) + " schedule calls failed"
+                                        : std::string("not all timers fired before timeout"));
   }
   j.Print();
   Finish(rc);

@@ -1,8 +1,8 @@
 // An outside project using the installed libax on a manual clock.
-#include <ax/ax.h>
-
 #include <atomic>
 #include <cstdio>
+
+#include <ax/ax.h>
 
 int main() {
   auto clock = std::make_shared<ax::ManualClock>();
