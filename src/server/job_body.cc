@@ -1,6 +1,7 @@
 // Parsing and printing the JSON bodies of the HTTP API.
 #include "server/job_body.h"
 
+#include <initializer_list>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,19 @@ namespace ax::server {
 namespace {
 
 using nlohmann::json;
+
+// Sets `out` to the value whose engine name (e.g. OverlapName) is `text`.
+template <class E>
+bool ByName(std::string_view text, std::initializer_list<E> values, std::string_view (*name)(E),
+            E& out) {
+  for (E e : values) {
+    if (name(e) == text) {
+      out = e;
+      return true;
+    }
+  }
+  return false;
+}
 
 Status Bad(std::string_view path, std::string_view why) {
   return Status::InvalidArgument(std::string(path) + ": " + std::string(why));
@@ -210,13 +224,8 @@ Status ParseRetry(const json& v, const std::string& p, RetryPolicy& r) {
   if (v.contains("backoff")) {
     auto b = GetString(v.at("backoff"), p + ".backoff");
     if (!b.ok()) return b.status();
-    if (*b == "fixed") {
-      r.backoff = Backoff::kFixed;
-    } else if (*b == "linear") {
-      r.backoff = Backoff::kLinear;
-    } else if (*b == "exponential") {
-      r.backoff = Backoff::kExponential;
-    } else {
+    if (!ByName(*b, {Backoff::kFixed, Backoff::kLinear, Backoff::kExponential}, BackoffName,
+                r.backoff)) {
       return Bad(p + ".backoff", "expected fixed, linear or exponential");
     }
   }
@@ -266,15 +275,8 @@ Status ParseJobObject(const json& v, const std::string& pre, DurableJob& j) {
   if (v.contains("overlap")) {
     auto o = GetString(v.at("overlap"), pre + "overlap");
     if (!o.ok()) return o.status();
-    if (*o == "skip") {
-      j.overlap = Overlap::kSkip;
-    } else if (*o == "buffer_one") {
-      j.overlap = Overlap::kBufferOne;
-    } else if (*o == "concurrent") {
-      j.overlap = Overlap::kConcurrent;
-    } else if (*o == "replace") {
-      j.overlap = Overlap::kReplace;
-    } else {
+    if (!ByName(*o, {Overlap::kSkip, Overlap::kBufferOne, Overlap::kConcurrent, Overlap::kReplace},
+                OverlapName, j.overlap)) {
       return Bad(pre + "overlap", "expected skip, buffer_one, concurrent or replace");
     }
   }
