@@ -13,6 +13,7 @@ packages=(
   libboost-dev                                     # Asio/Beast: HTTP server+client
   nlohmann-json3-dev                               # the HTTP API's JSON
   libspdlog-dev libfmt-dev                         # structured logs
+  libjemalloc-dev                                  # the daemon's allocator
   curl python3                                     # integration tests
 )
 missing=()

@@ -1,11 +1,16 @@
 #include "engine/event_queue.h"
 
+#include <pthread.h>
+
 namespace ax::internal {
 
 EventQueue::EventQueue(std::function<void(const Event&)> observer,
                        std::function<void(const Event&)> on_dead_letter)
     : observer_(std::move(observer)), on_dead_letter_(std::move(on_dead_letter)) {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ax-events");
+    Loop();
+  });
 }
 
 EventQueue::~EventQueue() {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <pthread.h>
+
 namespace ax {
 
 Result<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerOptions options) {
@@ -47,7 +49,10 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
   pool_ = std::make_unique<WorkerPool>(
       options_.workers, [this](void* run, int worker) { Execute(*static_cast<Run*>(run), worker); },
       [this](int worker) { Flush(worker); });
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ax-scheduler");
+    Loop();
+  });
 }
 
 SchedulerImpl::~SchedulerImpl() {

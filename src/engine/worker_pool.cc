@@ -1,12 +1,18 @@
 #include "engine/worker_pool.h"
 
+#include <pthread.h>
+
 namespace ax::internal {
 
 WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
                        std::function<void(int)> idle)
     : run_(std::move(run)), idle_(std::move(idle)) {
   threads_.reserve(threads);
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { Loop(i); });
+  for (int i = 0; i < threads; ++i)
+    threads_.emplace_back([this, i] {
+      pthread_setname_np(pthread_self(), "ax-worker");
+      Loop(i);
+    });
 }
 
 WorkerPool::~WorkerPool() {

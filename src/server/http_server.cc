@@ -11,6 +11,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <pthread.h>
 
 namespace ax::server {
 namespace {
@@ -154,7 +155,10 @@ Status HttpServer::Start() {
   impl_->port = a.local_endpoint().port();
   impl_->Accept();
   for (int i = 0; i < std::max(1, impl_->options.threads); ++i) {
-    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+    impl_->threads.emplace_back([this] {
+      pthread_setname_np(pthread_self(), "ax-http");
+      impl_->ioc.run();
+    });
   }
   return Status();
 }

@@ -16,6 +16,7 @@
 // - Record state comes from the engine's Info after each event, except that
 //   a job whose wrapped task is on a worker (`in_flight`) stays Running.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include "ax/cron.h"
@@ -44,13 +46,20 @@ std::string DefaultOwner() {
   return std::string(host) + ":" + std::to_string(getpid());
 }
 
+// Time-ordered ids (like UUIDv7): milliseconds since the epoch, a counter,
+// then random bits. New jobs land at the right edge of every id index, so a
+// group commit dirties a few pages instead of one page per job.
 std::string GenerateId() {
   static std::atomic<uint64_t> counter{0};
   thread_local std::mt19937_64 rng{std::random_device{}()};
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
   char buf[40];
-  snprintf(buf, sizeof(buf), "j-%012llx%04llx",
-           static_cast<unsigned long long>(rng() & 0xffffffffffffULL),
-           static_cast<unsigned long long>(counter.fetch_add(1) & 0xffff));
+  snprintf(buf, sizeof(buf), "j-%012llx%06llx%08llx",
+           static_cast<unsigned long long>(ms) & 0xffffffffffffULL,
+           static_cast<unsigned long long>(counter.fetch_add(1) & 0xffffff),
+           static_cast<unsigned long long>(rng() & 0xffffffffULL));
   return buf;
 }
 
@@ -641,7 +650,10 @@ Status DurableScheduler::Impl::Start() {
     if (!s.ok() && s.code() == StatusCode::kShuttingDown) return s;
   }
   started_ = true;
-  loader_ = std::thread([this] { LoaderLoop(); });
+  loader_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ax-loader");
+    LoaderLoop();
+  });
   return Status();
 }
 

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -352,7 +353,10 @@ Status SqliteStore::Impl::OpenAll() {
                                   " FROM jobs INDEXED BY jobs_parent WHERE parent=? AND "
                                   "parent<>'' AND state=0 AND next_run_ns IS NULL"));
   AX_RETURN_IF_ERROR(r_count.Prepare(rdb, "SELECT state, count(*) FROM jobs GROUP BY state"));
-  committer = std::thread([this] { Run(); });
+  committer = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ax-committer");
+    Run();
+  });
   return Status();
 }
 
