@@ -1,9 +1,9 @@
 // File: ax/clock.h
 //
 // The engine reads time only through an injected `ax::Clock` (SPEC 2.1).
-// `SystemClock` is the wall clock (UTC, nanoseconds) and sleeps on a timerfd,
-// which fires at the exact instant (no timer slack) and is cut short when the
-// wall clock is stepped, so a step is noticed at once. `ManualClock` moves
+// `SystemClock` is the wall clock (UTC, nanoseconds) and sleeps on a futex
+// with an absolute CLOCK_REALTIME timeout and no timer slack, so it wakes at
+// the instant and follows wall-clock steps at once. `ManualClock` moves
 // only when a test advances it; advancing wakes every waiter, so the engine
 // fires exactly the jobs that became due, with no sleeps.
 //
@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -26,25 +27,27 @@
 
 namespace ax {
 
-// A level-triggered wake-up signal (an eventfd). Signal() from any thread
-// makes the next, or the current, Clock::WaitUntil with it return.
+// A level-triggered wake-up signal (a futex word). Signal() from any thread
+// makes the next, or the current, Clock::WaitUntil with it return. Neither
+// side makes a system call unless the other is asleep.
 class Interrupt {
  public:
-  Interrupt();
-  ~Interrupt();
+  Interrupt() = default;
   Interrupt(const Interrupt&) = delete;
   Interrupt& operator=(const Interrupt&) = delete;
 
   void Signal();
   // Clears a pending signal; returns whether there was one.
-  bool Clear();
+  bool Clear() { return word_.exchange(0, std::memory_order_acq_rel) != 0; }
   // Cheap check for spinning waiters (no system call).
-  bool signalled() const { return signalled_.load(std::memory_order_acquire); }
-  int fd() const { return fd_; }
+  bool signalled() const { return word_.load(std::memory_order_acquire) != 0; }
+  // Sleeps until signalled or until the CLOCK_REALTIME instant `deadline_ns`
+  // (INT64_MAX: no deadline). May return early.
+  void Wait(int64_t deadline_ns);
 
  private:
-  int fd_;
-  std::atomic<bool> signalled_{false};
+  std::atomic<uint32_t> word_{0};  // 1: signalled
+  std::atomic<uint32_t> sleepers_{0};
 };
 
 // Clock: thread-safe source of the current instant and of timed waits.
@@ -59,9 +62,9 @@ class Clock {
   virtual bool IsManual() const { return false; }
 };
 
-// The wall clock. Waits use a CLOCK_REALTIME timerfd (exact expiry, cancelled
-// on clock steps) and, just before the deadline, a short spin, so wake-ups
-// are not late by the kernel's timer slack.
+// The wall clock. A wait sleeps on the interrupt's futex until the deadline
+// (absolute CLOCK_REALTIME, timer slack set to 1 ns for the waiting thread),
+// so it is late only by the kernel's wake-up latency.
 class SystemClock final : public Clock {
  public:
   // The process-wide instance.

@@ -15,6 +15,14 @@
 
 namespace ax::internal {
 
+// An idle worker spins briefly before it sleeps on the semaphore.
+// moodycamel's default, 10,000 spins, kept idle workers burning a core's
+// share between runs arriving tens of microseconds apart, and on a small
+// machine took the CPU the scheduler thread needed.
+struct WorkerQueueTraits : moodycamel::ConcurrentQueueDefaultTraits {
+  static const int MAX_SEMA_SPINS = 100;
+};
+
 class WorkerPool {
  public:
   // Starts `threads` workers calling `run(item, worker)` for each pushed
@@ -42,7 +50,7 @@ class WorkerPool {
 
   std::function<void(void*, int)> run_;
   std::function<void(int)> idle_;
-  moodycamel::BlockingConcurrentQueue<void*> queue_;
+  moodycamel::BlockingConcurrentQueue<void*, WorkerQueueTraits> queue_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> busy_{0};
   std::vector<std::thread> threads_;

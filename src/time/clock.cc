@@ -1,20 +1,16 @@
 #include "ax/clock.h"
 
 #include <cerrno>
+#include <climits>
 #include <ctime>
 
-#include <poll.h>
-#include <sys/eventfd.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
-#include <sys/timerfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace ax {
 namespace {
-
-// Deadlines closer than this are awaited by spinning on the clock: a sleeping
-// thread wakes tens of microseconds late (research/timers.md §10).
-constexpr int64_t kSpinNs = 20'000;
 
 int64_t RealtimeNs() {
   timespec ts{};
@@ -22,33 +18,35 @@ int64_t RealtimeNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-// One timerfd per waiting thread, armed on CLOCK_REALTIME with
-// TFD_TIMER_CANCEL_ON_SET: it fires at the exact instant (timerfd is not
-// subject to timer slack) and returns ECANCELED when the wall clock is set.
-int ThreadTimerFd() {
-  thread_local int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-  return fd;
+long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* abs) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, abs, nullptr,
+                 FUTEX_BITSET_MATCH_ANY);
 }
 
 }  // namespace
 
-Interrupt::Interrupt() : fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
-Interrupt::~Interrupt() { close(fd_); }
-
 void Interrupt::Signal() {
-  // Only the first signal since the last Clear needs the system call.
-  if (signalled_.exchange(true, std::memory_order_acq_rel)) return;
-  uint64_t one = 1;
-  // The counter only saturates after 2^64-2 signals; EAGAIN is harmless.
-  [[maybe_unused]] ssize_t n = write(fd_, &one, sizeof one);
+  // Only the first signal since the last Clear, and only with a sleeper,
+  // needs the system call. Both sides use sequentially consistent atomics
+  // (word here, sleepers in Wait), so one of them sees the other.
+  if (word_.exchange(1, std::memory_order_seq_cst) != 0) return;
+  if (sleepers_.load(std::memory_order_seq_cst) != 0) {
+    Futex(&word_, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr);
+  }
 }
 
-bool Interrupt::Clear() {
-  // Flag first, then the eventfd: a Signal() racing with this leaves at worst
-  // one spurious wake-up, never a lost one.
-  const bool was = signalled_.exchange(false, std::memory_order_acq_rel);
-  uint64_t v = 0;
-  return read(fd_, &v, sizeof v) == static_cast<ssize_t>(sizeof v) || was;
+void Interrupt::Wait(int64_t deadline_ns) {
+  // Futex timeouts get the thread's timer slack (50 us by default).
+  thread_local bool slack_set = prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) == 0;
+  (void)slack_set;
+  timespec ts{deadline_ns / 1'000'000'000, deadline_ns % 1'000'000'000};
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  if (word_.load(std::memory_order_seq_cst) == 0) {
+    // An absolute CLOCK_REALTIME timeout follows wall-clock steps at once.
+    Futex(&word_, FUTEX_WAIT_BITSET_PRIVATE | FUTEX_CLOCK_REALTIME, 0,
+          deadline_ns == INT64_MAX ? nullptr : &ts);
+  }
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 std::shared_ptr<SystemClock> SystemClock::Get() {
@@ -58,37 +56,13 @@ std::shared_ptr<SystemClock> SystemClock::Get() {
 
 Instant SystemClock::Now() const { return FromUnixNanos(RealtimeNs()); }
 
+// No spinning before the deadline: on a small machine a spinning scheduler
+// thread costs a core's share per wake-up and, preempted, makes the tail
+// later, not earlier (docs/performance.md).
 void SystemClock::WaitUntil(Instant deadline, Interrupt& interrupt) {
   const int64_t dl = ToUnixNanos(deadline);
-  if (dl <= RealtimeNs() || interrupt.signalled()) return;
-  if (dl - RealtimeNs() > kSpinNs) {
-    // The thread's timerfd stays armed between waits; it is re-armed only
-    // when the wake-up instant changes.
-    thread_local int64_t armed_at = 0;
-    const int tfd = ThreadTimerFd();
-    const bool forever = deadline == kInstantMax;
-    const int64_t wake = dl - kSpinNs;
-    if (!forever && wake != armed_at) {
-      itimerspec its{};
-      its.it_value.tv_sec = wake / 1'000'000'000;
-      its.it_value.tv_nsec = wake % 1'000'000'000;
-      timerfd_settime(tfd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, nullptr);
-      armed_at = wake;
-    }
-    pollfd fds[2] = {{interrupt.fd(), POLLIN, 0}, {tfd, POLLIN, 0}};
-    const int n = poll(fds, forever ? 1 : 2, -1);
-    if (!forever && (fds[1].revents & POLLIN) != 0) {
-      uint64_t expirations = 0;
-      // ECANCELED here means the wall clock was set: re-arm next time.
-      if (read(tfd, &expirations, sizeof expirations) < 0) armed_at = 0;
-      if (RealtimeNs() < wake) armed_at = 0;  // fired for an older deadline
-    }
-    if (n != 1 || (fds[0].revents & POLLIN) != 0 || (fds[1].revents & POLLIN) == 0) return;
-  }
-  // Spin the last stretch on the vDSO clock, still answering the interrupt.
-  while (RealtimeNs() < dl) {
-    if (interrupt.signalled()) return;
-    __builtin_ia32_pause();
+  while (!interrupt.signalled() && RealtimeNs() < dl) {
+    interrupt.Wait(deadline == kInstantMax ? INT64_MAX : dl);
   }
 }
 
@@ -103,9 +77,7 @@ void ManualClock::WaitUntil(Instant deadline, Interrupt& interrupt) {
     if (now_ >= deadline) return;
     waiters_.push_back(&interrupt);
   }
-  pollfd fd = {interrupt.fd(), POLLIN, 0};
-  while (poll(&fd, 1, -1) < 0 && errno == EINTR) {
-  }
+  interrupt.Wait(INT64_MAX);
   std::lock_guard<std::mutex> l(mu_);
   std::erase(waiters_, &interrupt);
 }
