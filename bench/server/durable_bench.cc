@@ -5,7 +5,7 @@
 //   ax_bench_durable populate --db PATH --n N [--spread-days D]
 //       fills PATH with N waiting http jobs due over the next D days.
 //   ax_bench_durable window   --db PATH [--far N] [--near K] [--near-secs S]
-//       N jobs due far out + K due within S seconds; runs them with a no-op
+//       N jobs due over the next 30 days + K due within S seconds; runs them with a no-op
 //       handler and reports RSS and how late the near ones fired.
 #include <algorithm>
 #include <atomic>
@@ -169,8 +169,9 @@ int Window(const std::map<std::string, std::string>& a) {
     ax::Instant now = ax::SystemClock::Get()->Now();
     std::vector<ax::DurableJob> batch;
     for (long i = 0; i < far; ++i) {
-      batch.push_back(
-          HttpJob("far" + std::to_string(i), now + 2h + std::chrono::seconds(i % 86400), now));
+      // Spread evenly over the next 30 days, all beyond the 1 h window.
+      auto in = std::chrono::seconds(static_cast<int64_t>(i) * 30 * 86400 / std::max(1L, far));
+      batch.push_back(HttpJob("far" + std::to_string(i), now + 2h + in, now));
       if (batch.size() == 10000) {
         if (!store->Insert(std::move(batch)).ok()) return 1;
         batch.clear();
