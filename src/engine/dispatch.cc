@@ -11,6 +11,12 @@ namespace {
 // releases the lock so calls and workers get in (SPEC 2.8: change storms
 // never starve due jobs, and due storms never starve calls).
 constexpr size_t kBatch = 1024;
+// Back-pressure: with this many runs handed off and not finished, the
+// scheduler leaves further due jobs on the wheel until the workers are down
+// to kResumeHeld. The run records stay few and hot in cache, and a job not
+// yet handed off can still be cancelled or changed.
+constexpr uint64_t kMaxHeld = 8 * kBatch;
+constexpr uint64_t kResumeHeld = 2 * kBatch;
 // Ticks examined one by one before a cron job's missed ticks are skipped in
 // one jump.
 constexpr int kMaxTickScan = 100'000;
@@ -66,16 +72,26 @@ void SchedulerImpl::Loop() {
   while (!loop_exit_) {
     armed_ = INT64_MIN;  // no self-signals while processing
     const Instant now = clock_->Now();
-    const size_t handled = ProcessDue(now, dispatch);
+    const bool throttle = held_total_.load(std::memory_order_seq_cst) >= kMaxHeld;
+    const size_t handled = ProcessDue(now, !throttle, dispatch);
     PurgeRetired(now);
     int64_t next = run_wheel_.NextDeadline();
-    if (!shutting_down_) next = std::min(next, wheel_.NextDeadline());
+    if (!shutting_down_ && !throttle) next = std::min(next, wheel_.NextDeadline());
     if (retired_head_ < retired_.size()) {
       const std::optional<Instant> purge =
           AddDuration(retired_[retired_head_].at, options_.retention);
       if (purge) next = std::min(next, ToUnixNanos(*purge));
     }
-    const bool more = handled >= kBatch;
+    bool more = handled >= kBatch;
+    if (throttle) {
+      // RunsGone() signals once the workers are down to kResumeHeld; seen
+      // from both sides through sequentially consistent atomics.
+      throttled_.store(true, std::memory_order_seq_cst);
+      if (held_total_.load(std::memory_order_seq_cst) < kResumeHeld) {
+        throttled_.store(false, std::memory_order_relaxed);
+        more = true;
+      }
+    }
     armed_ = more ? INT64_MIN : next;
     for (uint32_t run : dispatch) runs.push_back(&runs_[run]);
     idle_cv_.notify_all();
@@ -103,10 +119,10 @@ int64_t SchedulerImpl::NextWake() {
   return next;
 }
 
-size_t SchedulerImpl::ProcessDue(Instant now, std::vector<uint32_t>& dispatch) {
+size_t SchedulerImpl::ProcessDue(Instant now, bool jobs, std::vector<uint32_t>& dispatch) {
   const int64_t now_ns = ToUnixNanos(now);
   size_t handled = 0;
-  if (!shutting_down_) {
+  if (!shutting_down_ && jobs) {
     due_.clear();
     handled = wheel_.PopExpired(now_ns, kBatch, due_);
     for (uint32_t slot : due_) Fire(slot, now, dispatch);
@@ -375,9 +391,20 @@ void SchedulerImpl::Flush(int worker) {
   const auto n = static_cast<uint64_t>(done.size());
   done.clear();
   released.clear();  // captures die here, unlocked
-  if (held_total_.fetch_sub(n, std::memory_order_acq_rel) == n) {
+  RunsGone(n);
+}
+
+// Counts finished runs out: wakes WaitIdle at zero, and the scheduler thread
+// when it held due jobs back (Loop) and the workers have caught up.
+void SchedulerImpl::RunsGone(uint64_t n) {
+  const uint64_t left = held_total_.fetch_sub(n, std::memory_order_seq_cst) - n;
+  if (left == 0) {
     std::lock_guard<std::mutex> l(mu_);
     idle_cv_.notify_all();
+  }
+  if (left < kResumeHeld && throttled_.load(std::memory_order_seq_cst) &&
+      throttled_.exchange(false, std::memory_order_relaxed)) {
+    interrupt_.Signal();
   }
 }
 
@@ -425,10 +452,7 @@ bool SchedulerImpl::Start(uint32_t run, Task*& task, std::optional<RunContext>& 
 // that WaitIdle() never returns while a callback's captures still live.
 void SchedulerImpl::FinishHeld(Task& released) {
   released.Reset();
-  if (held_total_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    std::lock_guard<std::mutex> l(mu_);
-    idle_cv_.notify_all();
-  }
+  RunsGone(1);
 }
 
 void SchedulerImpl::ReleaseRun(uint32_t run, Task& released) {

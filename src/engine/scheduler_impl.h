@@ -101,7 +101,7 @@ class SchedulerImpl final : public Scheduler {
 
   // ---- the scheduler thread
   void Loop();
-  size_t ProcessDue(Instant now, std::vector<uint32_t>& dispatch);
+  size_t ProcessDue(Instant now, bool jobs, std::vector<uint32_t>& dispatch);
   void Fire(uint32_t slot, Instant now, std::vector<uint32_t>& dispatch);
   void FirePeriodic(uint32_t slot, Instant due, Instant now, std::vector<uint32_t>& dispatch);
   void Skip(uint32_t slot, Instant tick, uint64_t count, std::string_view why, Instant now);
@@ -122,6 +122,7 @@ class SchedulerImpl final : public Scheduler {
   void AfterOccurrence(uint32_t slot, Instant now);
   void ReleaseRun(uint32_t run, Task& released);
   void FinishHeld(Task& released);
+  void RunsGone(uint64_t n);
   int64_t NextWake();
 
   // ---- state changes (REQUIRES mu_)
@@ -158,6 +159,7 @@ class SchedulerImpl final : public Scheduler {
   std::atomic<uint64_t> held_total_{0};     // runs dispatched and not yet finished
   std::atomic<uint64_t> executing_{0};      // of those, the ones that started
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
+  std::atomic<bool> throttled_{false};      // Loop holds due jobs back (kMaxHeld)
   std::vector<uint32_t> due_;               // scratch of the scheduler thread
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until

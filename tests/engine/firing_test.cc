@@ -27,6 +27,34 @@ TEST_F(FiringTest, Engine_2_4_SameDeadlineKeepsSubmissionOrder) {
   for (int i = 0; i < 500; ++i) EXPECT_EQ(order[i], i);
 }
 
+TEST_F(FiringTest, Engine_2_4_StormBeyondTheHandOffLimitRunsOnceEachInOrder) {
+  // More same-deadline jobs than the scheduler hands off at once (it holds
+  // the rest back until the workers catch up), behind a blocked worker.
+  Start(1);
+  Gate gate;
+  ASSERT_TRUE(s_->At(kStart + seconds(1), [&] { gate.Wait(); }).ok());
+  const int n = 20'000;
+  std::vector<int> order;
+  order.reserve(n);
+  std::mutex mu;
+  std::vector<JobId> ids;
+  for (int i = 0; i < n; ++i) {
+    Result<JobId> id = s_->At(kStart + seconds(1), [&, i] {
+      std::lock_guard<std::mutex> l(mu);
+      order.push_back(i);
+    });
+    ASSERT_TRUE(id.ok());
+    ids.push_back(*id);
+  }
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(s_->Cancel(ids[n - 1]).ok());  // still waiting: held back or queued
+  gate.Open();
+  Settle();
+  ASSERT_EQ(order.size(), static_cast<size_t>(n - 1));
+  for (int i = 0; i < n - 1; ++i) ASSERT_EQ(order[i], i);
+  EXPECT_EQ(InfoOf(ids[n - 1]).state, JobState::kCancelled);
+}
+
 TEST_F(FiringTest, Engine_2_4_EarlierDeadlinesStartFirst) {
   Start(1);
   std::vector<int> order;
