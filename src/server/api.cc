@@ -180,7 +180,12 @@ void Api::PostJobs(const ApiRequest& req, Respond respond) {
     }
   }
   bool batch = body->batch;
-  auto specs = std::make_shared<std::vector<DurableJob>>(body->jobs);
+  // The submitted specs are kept to tell "exists" from "conflict" when an id
+  // is taken; jobs without an id get a fresh one and cannot collide.
+  bool named = false;
+  for (const DurableJob& j : body->jobs) named = named || !j.id.empty();
+  auto specs = std::make_shared<std::vector<DurableJob>>();
+  if (named) *specs = body->jobs;
   d_.SubmitAsync(
       std::move(body->jobs), [respond, batch, specs](Result<std::vector<SubmitResult>> r) {
         if (!r.ok()) {
@@ -192,7 +197,9 @@ void Api::PostJobs(const ApiRequest& req, Respond respond) {
         if (!batch) {
           const SubmitResult& one = r->front();
           if (one.created) return respond(Json(201, JobToJson(one.job)));
-          if (SameSpec(one.job, specs->front())) return respond(Json(200, JobToJson(one.job)));
+          if (!specs->empty() && SameSpec(one.job, specs->front())) {
+            return respond(Json(200, JobToJson(one.job)));
+          }
           return respond(Error(409, "AlreadyExists",
                                "id: job \"" + one.job.id + "\" exists with a different spec"));
         }
@@ -200,9 +207,9 @@ void Api::PostJobs(const ApiRequest& req, Respond respond) {
         bool all_created = true;
         for (size_t i = 0; i < r->size(); ++i) {
           const SubmitResult& s = (*r)[i];
-          const char* result = s.created                      ? "created"
-                               : SameSpec(s.job, (*specs)[i]) ? "exists"
-                                                              : "conflict";
+          const char* result = s.created                                           ? "created"
+                               : i < specs->size() && SameSpec(s.job, (*specs)[i]) ? "exists"
+                                                                                   : "conflict";
           all_created = all_created && s.created;
           if (i > 0) out += ",";
           out += "{\"id\":" + json(s.job.id).dump() + ",\"result\":\"" + result +

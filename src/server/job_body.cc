@@ -464,17 +464,14 @@ std::string JobToJson(const DurableJob& j) {
   } else {
     out["target"] = json{{"handler", j.handler}, {"payload", j.payload}};
   }
-  static constexpr const char* kBackoff[] = {"fixed", "linear", "exponential"};
   out["retry"] = json{{"max_attempts", j.retry.max_attempts},
-                      {"backoff", kBackoff[static_cast<int>(j.retry.backoff) % 3]},
+                      {"backoff", BackoffName(j.retry.backoff)},
                       {"base", FormatDuration(j.retry.base)},
                       {"cap", FormatDuration(j.retry.cap)},
                       {"jitter", j.retry.jitter}};
   if (j.timeout > Duration(0)) out["timeout"] = FormatDuration(j.timeout);
-  static constexpr const char* kOverlap[] = {"skip", "buffer_one", "concurrent", "replace"};
-  out["overlap"] = kOverlap[static_cast<int>(j.overlap) % 4];
-  static constexpr const char* kMisfire[] = {"skip", "once", "all"};
-  out["misfire"] = kMisfire[static_cast<int>(j.misfire) % 3];
+  out["overlap"] = OverlapName(j.overlap);
+  out["misfire"] = MisfireName(j.misfire);
   if (!j.parent.empty()) out["parent"] = j.parent;
   out["next_run"] = OptInstant(j.next_run) ? json(*OptInstant(j.next_run)) : json(nullptr);
   out["attempt"] = j.attempt;
