@@ -68,7 +68,7 @@ std::optional<Instant> SchedulerImpl::NextTick(const Job& j, Instant after) cons
 void SchedulerImpl::Loop() {
   std::vector<uint32_t> dispatch;
   std::vector<void*> runs;
-  Lock l(mu_);
+  Lock l = Acquire();
   while (!loop_exit_) {
     armed_ = INT64_MIN;  // no self-signals while processing
     const Instant now = clock_->Now();
@@ -103,7 +103,7 @@ void SchedulerImpl::Loop() {
     }
     if (!more) clock_->WaitUntil(FromUnixNanos(next), interrupt_);
     interrupt_.Clear();
-    l.lock();
+    Relock(l);
     ++stats_.wakeups;
   }
 }
@@ -343,7 +343,7 @@ void SchedulerImpl::Execute(Run& r, int worker) {
     }
   }
   {
-    Lock l(mu_);
+    Lock l = Acquire();
     if (!Start(run, task, ctx)) {
       ReleaseRun(run, released);
       l.unlock();
@@ -353,7 +353,7 @@ void SchedulerImpl::Execute(Run& r, int worker) {
   }
   const Status status = Invoke(*task, *ctx);
   {
-    Lock l(mu_);
+    Lock l = Acquire();
     executing_.fetch_sub(1, std::memory_order_relaxed);
     if (!runs_[run].resolved) Resolve(run, status, clock_->Now());
     ReleaseRun(run, released);
@@ -377,7 +377,7 @@ void SchedulerImpl::Flush(int worker) {
   if (done.empty()) return;
   std::vector<Task> released(done.size());
   {
-    Lock l(mu_);
+    Lock l = Acquire();
     const Instant now = clock_->Now();
     for (size_t i = 0; i < done.size(); ++i) {
       Run& r = *done[i].run;
@@ -399,7 +399,7 @@ void SchedulerImpl::Flush(int worker) {
 void SchedulerImpl::RunsGone(uint64_t n) {
   const uint64_t left = held_total_.fetch_sub(n, std::memory_order_seq_cst) - n;
   if (left == 0) {
-    std::lock_guard<std::mutex> l(mu_);
+    Lock l = Acquire();
     idle_cv_.notify_all();
   }
   if (left < kResumeHeld && throttled_.load(std::memory_order_seq_cst) &&
@@ -746,7 +746,7 @@ bool SchedulerImpl::WaitDispatched(Duration timeout) { return WaitFor(timeout, f
 bool SchedulerImpl::WaitFor(Duration timeout, bool runs_too) {
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
-  Lock l(mu_);
+  Lock l = Acquire();
   const bool idle = idle_cv_.wait_until(l, until, [&] {
     const int64_t now = ToUnixNanos(clock_->Now());
     return (!runs_too || held_total_.load() == 0) && armed_ != INT64_MIN && NextWake() > now;
@@ -758,7 +758,7 @@ bool SchedulerImpl::WaitFor(Duration timeout, bool runs_too) {
 
 ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
   {
-    Lock l(mu_);
+    Lock l = Acquire();
     if (!shutting_down_) {
       shutting_down_ = true;
       stopping_runs_.store(true, std::memory_order_release);
@@ -773,7 +773,7 @@ ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
   }
   interrupt_.Signal();
   ShutdownReport report;
-  Lock l(mu_);
+  Lock l = Acquire();
   auto done = [&] { return executing_.load() == 0; };
   if (timeout > std::chrono::hours(24 * 365)) {
     idle_cv_.wait(l, done);

@@ -58,7 +58,7 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
 SchedulerImpl::~SchedulerImpl() {
   (void)Shutdown(Duration::max());
   {
-    std::lock_guard<std::mutex> l(mu_);
+    Lock l = Acquire();
     loop_exit_ = true;
   }
   interrupt_.Signal();
@@ -164,7 +164,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   }
   AX_RETURN_IF_ERROR(ValidateOptions(options));
   Task rejected;  // destroyed after unlocking when the submission is refused
-  Lock l(mu_);
+  Lock l = Acquire();
   if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
   const Instant now = clock_->Now();
   if (plan.delay) {
@@ -351,7 +351,7 @@ void SchedulerImpl::ApplySubmitMisfire(uint32_t slot, Instant first, Instant now
 Status SchedulerImpl::RegisterHandler(std::string type, Handler handler) {
   if (type.empty()) return Status::InvalidArgument("handler type: must not be empty");
   if (!handler) return Status::InvalidArgument("handler: empty function");
-  std::lock_guard<std::mutex> l(mu_);
+  Lock l = Acquire();
   if (!handlers_.emplace(type, std::move(handler)).second) {
     return Status::AlreadyExists("handler type " + Quote(type) + " is already registered");
   }
@@ -359,7 +359,7 @@ Status SchedulerImpl::RegisterHandler(std::string type, Handler handler) {
 }
 
 Result<Task> SchedulerImpl::BindHandler(std::string_view type, std::string payload) const {
-  std::lock_guard<std::mutex> l(mu_);
+  Lock l = Acquire();
   auto it = handlers_.find(std::string(type));
   if (it == handlers_.end()) {
     return Status::NotFound("handler type " + Quote(type) + " is not registered");
@@ -374,7 +374,7 @@ Status SchedulerImpl::Cancel(JobRef ref) {
   Task released;
   std::vector<Task> released_children;
   {
-    Lock l(mu_);
+    Lock l = Acquire();
     if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
     Result<uint32_t> s = Resolve(ref);
     if (!s.ok()) return s.status();
@@ -393,7 +393,7 @@ Status SchedulerImpl::Cancel(JobRef ref) {
 
 Status SchedulerImpl::Pause(JobRef ref) {
   {
-    Lock l(mu_);
+    Lock l = Acquire();
     if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
     Result<uint32_t> s = Resolve(ref);
     if (!s.ok()) return s.status();
@@ -431,7 +431,7 @@ Status SchedulerImpl::Pause(JobRef ref) {
 
 Status SchedulerImpl::Resume(JobRef ref) {
   {
-    Lock l(mu_);
+    Lock l = Acquire();
     if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
     Result<uint32_t> s = Resolve(ref);
     if (!s.ok()) return s.status();
@@ -471,7 +471,7 @@ Status SchedulerImpl::SetDelay(JobRef ref, Duration delay) {
                                    std::to_string(delay.count()) + "ns");
   }
   {
-    Lock l(mu_);
+    Lock l = Acquire();
     if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
     Result<uint32_t> s = Resolve(ref);
     if (!s.ok()) return s.status();
@@ -521,7 +521,7 @@ Status SchedulerImpl::SetPeriod(JobRef ref, Duration period) {
     return Status::InvalidArgument("period: must be positive, got " +
                                    std::to_string(period.count()) + "ns");
   }
-  Lock l(mu_);
+  Lock l = Acquire();
   if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
   Result<uint32_t> s = Resolve(ref);
   if (!s.ok()) return s.status();
@@ -542,14 +542,14 @@ Status SchedulerImpl::SetPeriod(JobRef ref, Duration period) {
 // ---------------------------------------------------------------- queries
 
 Result<JobInfo> SchedulerImpl::Info(JobRef ref) const {
-  std::lock_guard<std::mutex> l(mu_);
+  Lock l = Acquire();
   Result<uint32_t> s = Resolve(ref);
   if (!s.ok()) return s.status();
   return MakeInfo(*s);
 }
 
 Result<JobId> SchedulerImpl::Find(std::string_view key) const {
-  std::lock_guard<std::mutex> l(mu_);
+  Lock l = Acquire();
   Result<uint32_t> s = Resolve(JobRef(key));
   if (!s.ok()) return s.status();
   return JobId(*s, jobs_[*s].gen);
@@ -557,7 +557,7 @@ Result<JobId> SchedulerImpl::Find(std::string_view key) const {
 
 std::vector<JobInfo> SchedulerImpl::List(std::optional<JobState> state, size_t limit) const {
   std::vector<JobInfo> out;
-  std::lock_guard<std::mutex> l(mu_);
+  Lock l = Acquire();
   for (uint32_t i = 0; i < jobs_.size() && out.size() < limit; ++i) {
     const Job& j = jobs_[i];
     if (j.free || (state && j.state != *state)) continue;
@@ -567,12 +567,12 @@ std::vector<JobInfo> SchedulerImpl::List(std::optional<JobState> state, size_t l
 }
 
 std::vector<Event> SchedulerImpl::DeadLetters() const {
-  std::lock_guard<std::mutex> l(mu_);
+  Lock l = Acquire();
   return dead_letters_;
 }
 
 Stats SchedulerImpl::GetStats() const {
-  std::lock_guard<std::mutex> l(mu_);
+  Lock l = Acquire();
   Stats s = stats_;
   s.pending = 0;
   s.paused = 0;
