@@ -41,13 +41,14 @@ int main(int argc, char** argv) {
   ax::cli::BenchArgs bench_args;
   CLI::App* bench = app.add_subcommand(
       "bench", "Run a benchmark workload of bench/WORKLOADS.md; prints one JSON line");
-  bench->add_option("workload", bench_args.workload, "W1, W2, W3 or W4")
+  bench->add_option("workload", bench_args.workload, "W1, W2, W3, W4 or idle")
       ->required()
-      ->check(CLI::IsMember({"W1", "W2", "W3", "W4"}));
-  bench->add_option("--n", bench_args.n, "Timers (W1-W3) or periodic tasks (W4)");
+      ->check(CLI::IsMember({"W1", "W2", "W3", "W4", "idle"}));
+  bench->add_option("--n", bench_args.n, "Timers (W1-W3, idle) or periodic tasks (W4)");
   bench->add_option("--threads", bench_args.threads, "Worker threads (default: cores)");
   bench->add_option("--background", bench_args.background, "W3: far-future timers first");
-  bench->add_option("--duration", bench_args.duration_s, "W4: seconds of mutation");
+  bench->add_option("--duration", bench_args.duration_s,
+                    "W4: seconds of mutation; idle: seconds of idling");
   bench->add_option("--timeout", bench_args.timeout_s, "Seconds to wait past the last deadline");
   bench->callback([&] { std::exit(ax::cli::BenchCommand(bench_args)); });
   CLI11_PARSE(app, argc, argv);

@@ -182,10 +182,10 @@ namespace ax::cli {
 
 int BenchCommand(const BenchArgs& in) {
   BenchArgs a = in;
-  const bool known =
-      a.workload == "W1" || a.workload == "W2" || a.workload == "W3" || a.workload == "W4";
+  const bool known = a.workload == "W1" || a.workload == "W2" || a.workload == "W3" ||
+                     a.workload == "W4" || a.workload == "idle";
   if (!known) {
-    std::fprintf(stderr, "ax bench: unknown workload '%s' (W1, W2, W3 or W4)\n",
+    std::fprintf(stderr, "ax bench: unknown workload '%s' (W1, W2, W3, W4 or idle)\n",
                  a.workload.c_str());
     return 2;
   }
@@ -213,6 +213,7 @@ int BenchCommand(const BenchArgs& in) {
   if (a.workload == "W1") bench::RunW1(a);
   if (a.workload == "W2") bench::RunW2(a);
   if (a.workload == "W3") bench::RunW3(a);
+  if (a.workload == "idle") bench::RunIdle(a);
   bench::RunW4(a);
 }
 

@@ -92,5 +92,6 @@ std::unique_ptr<Scheduler> MakeScheduler(int threads);
 [[noreturn]] void RunW2(const BenchArgs& args);
 [[noreturn]] void RunW3(const BenchArgs& args);
 [[noreturn]] void RunW4(const BenchArgs& args);
+[[noreturn]] void RunIdle(const BenchArgs& args);
 
 }  // namespace ax::cli::bench

@@ -1,4 +1,4 @@
-// `ax bench W1|W2|W3|W4`: ax on the workloads of shared/bench/WORKLOADS.md,
+// `ax bench W1|W2|W3|W4|idle`: ax on the workloads of shared/bench/WORKLOADS.md,
 // measured by the same rules as the peers under shared/peers/ (seed 42
 // mt19937_64, inputs generated before timing and before the RSS baseline,
 // nearest-rank percentiles), printing one JSON object per line on stdout
@@ -15,7 +15,8 @@
 namespace ax::cli {
 
 struct BenchArgs {
-  // "W1" | "W2" | "W3" | "W4".
+  // "W1" | "W2" | "W3" | "W4" | "idle" (n far-future jobs, then
+  // duration_s of idling: process CPU and scheduler wake-ups).
   std::string workload;
   // Timers (W1-W3) or periodic tasks (W4). -1: the workload's default
   // (W1, W2: 1,000,000; W3: 200,000; W4: 20,000).
