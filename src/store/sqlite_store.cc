@@ -161,6 +161,58 @@ void BindJob(sqlite3_stmt* s, const DurableJob& j) {
   BindOptInstant(s, i++, j.finished_at);
 }
 
+// Put's fast path: an UPDATE of the columns that change after submission
+// (live changes and the run state), guarded by the columns that do not, so
+// that the row is rewritten in place and only the indexes on changed columns
+// are touched. When no row matches (absent, or another spec under the id)
+// Put falls back to INSERT OR REPLACE.
+constexpr const char* kUpdateSql =
+    "UPDATE jobs SET period_ns=?1, cron=?2, tz=?3, schedule=?4, state=?5, next_run_ns=?6, "
+    "attempt=?7, runs=?8, failures=?9, skips=?10, lease_owner=?11, lease_expiry_ns=?12, "
+    "run_scheduled_ns=?13, recovered=?14, last_error=?15, reason=?16, updated_ns=?17, "
+    "finished_ns=?18 WHERE id=?19 AND handler=?20 AND payload=?21 AND kind=?22 AND at_ns IS ?23 "
+    "AND delay_ns=?24 AND retry_max=?25 AND retry_backoff=?26 AND retry_base_ns=?27 AND "
+    "retry_cap_ns=?28 AND retry_jitter=?29 AND timeout_ns=?30 AND overlap=?31 AND misfire=?32 "
+    "AND max_catch_up=?33 AND parent=?34 AND created_ns=?35";
+
+void BindUpdate(sqlite3_stmt* s, const DurableJob& j) {
+  sqlite3_bind_int64(s, 1, j.period.count());
+  BindText(s, 2, j.cron);
+  BindText(s, 3, j.tz);
+  BindText(s, 4, j.schedule);
+  sqlite3_bind_int(s, 5, static_cast<int>(j.state));
+  BindOptInstant(s, 6, j.next_run);
+  sqlite3_bind_int(s, 7, j.attempt);
+  sqlite3_bind_int64(s, 8, static_cast<int64_t>(j.runs));
+  sqlite3_bind_int64(s, 9, static_cast<int64_t>(j.failures));
+  sqlite3_bind_int64(s, 10, static_cast<int64_t>(j.skips));
+  BindText(s, 11, j.lease_owner);
+  BindOptInstant(s, 12, j.lease_expiry);
+  BindOptInstant(s, 13, j.run_scheduled_at);
+  sqlite3_bind_int(s, 14, j.recovered ? 1 : 0);
+  BindText(s, 15, j.last_error);
+  BindText(s, 16, j.reason);
+  sqlite3_bind_int64(s, 17, ToUnixNanos(j.updated_at));
+  BindOptInstant(s, 18, j.finished_at);
+  BindText(s, 19, j.id);
+  BindText(s, 20, j.handler);
+  sqlite3_bind_blob(s, 21, j.payload.data(), static_cast<int>(j.payload.size()), SQLITE_STATIC);
+  sqlite3_bind_int(s, 22, static_cast<int>(j.kind));
+  BindOptInstant(s, 23, j.at);
+  sqlite3_bind_int64(s, 24, j.delay.count());
+  sqlite3_bind_int(s, 25, j.retry.max_attempts);
+  sqlite3_bind_int(s, 26, static_cast<int>(j.retry.backoff));
+  sqlite3_bind_int64(s, 27, j.retry.base.count());
+  sqlite3_bind_int64(s, 28, j.retry.cap.count());
+  sqlite3_bind_int(s, 29, j.retry.jitter ? 1 : 0);
+  sqlite3_bind_int64(s, 30, j.timeout.count());
+  sqlite3_bind_int(s, 31, static_cast<int>(j.overlap));
+  sqlite3_bind_int(s, 32, static_cast<int>(j.misfire));
+  sqlite3_bind_int(s, 33, j.max_catch_up);
+  BindText(s, 34, j.parent);
+  sqlite3_bind_int64(s, 35, ToUnixNanos(j.created_at));
+}
+
 std::string ColText(sqlite3_stmt* s, int i) {
   const void* p = sqlite3_column_blob(s, i);
   int n = sqlite3_column_bytes(s, i);
@@ -248,7 +300,7 @@ struct SqliteStore::Impl {
   int lock_fd = -1;
   sqlite3* wdb = nullptr;  // committer thread only
   sqlite3* rdb = nullptr;  // readers, under read_mu
-  Stmt w_upsert, w_insert, w_get, w_purge;
+  Stmt w_upsert, w_update, w_insert, w_get, w_purge, w_begin, w_commit;
   std::mutex read_mu;
   Stmt r_get, r_list, r_list_state, r_due_range, r_due_to, r_running, r_children, r_count;
 
@@ -257,6 +309,15 @@ struct SqliteStore::Impl {
   std::deque<std::unique_ptr<Op>> queue;  // guarded by mu
   bool stopping = false;                  // guarded by mu
   std::thread committer;
+
+  // Committed batches whose callbacks are still to run, in commit order. A
+  // second thread runs them (waking the writers that wait), so that the
+  // committer goes on with the next transaction meanwhile.
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  std::deque<std::vector<std::unique_ptr<Op>>> done_queue;  // guarded by done_mu
+  bool done_stopping = false;                               // guarded by done_mu
+  std::thread completer;
 
   mutable std::mutex stats_mu;
   StoreStats stats;
@@ -268,6 +329,12 @@ struct SqliteStore::Impl {
     }
     cv.notify_all();
     if (committer.joinable()) committer.join();
+    {
+      std::lock_guard lock(done_mu);
+      done_stopping = true;
+    }
+    done_cv.notify_all();
+    if (completer.joinable()) completer.join();
     // close_v2 defers the close until the member statements are finalised.
     if (wdb != nullptr) sqlite3_close_v2(wdb);
     if (rdb != nullptr) sqlite3_close_v2(rdb);
@@ -275,8 +342,17 @@ struct SqliteStore::Impl {
   }
 
   Status OpenAll();
+  // Runs a statement that returns no rows on the write connection.
+  Status Step(Stmt& st, std::string_view what) {
+    int rc = sqlite3_step(st.get());
+    Status s = rc == SQLITE_DONE ? Status() : SqlError(wdb, what);
+    sqlite3_reset(st.get());
+    return s;
+  }
+  Status PutOne(const DurableJob& j);
   void Enqueue(std::unique_ptr<Op> op);
   void Run();
+  void Complete();
   Status Apply(Op& op);
   Status ApplyInsert(Op& op);
   void Finish(Op& op);
@@ -328,6 +404,9 @@ Status SqliteStore::Impl::OpenAll() {
   AX_RETURN_IF_ERROR(w_insert.Prepare(wdb, "INSERT INTO jobs(" + cols + ") VALUES(" + qs +
                                                ") ON CONFLICT(id) DO UPDATE SET " + sets +
                                                " WHERE jobs.state >= 3"));
+  AX_RETURN_IF_ERROR(w_update.Prepare(wdb, kUpdateSql));
+  AX_RETURN_IF_ERROR(w_begin.Prepare(wdb, "BEGIN IMMEDIATE"));
+  AX_RETURN_IF_ERROR(w_commit.Prepare(wdb, "COMMIT"));
   AX_RETURN_IF_ERROR(w_get.Prepare(wdb, "SELECT " + cols + " FROM jobs WHERE id=?"));
   AX_RETURN_IF_ERROR(w_purge.Prepare(
       wdb, "DELETE FROM jobs WHERE finished_ns IS NOT NULL AND finished_ns < ? AND state >= 3"));
@@ -356,6 +435,10 @@ Status SqliteStore::Impl::OpenAll() {
   committer = std::thread([this] {
     pthread_setname_np(pthread_self(), "ax-committer");
     Run();
+  });
+  completer = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ax-completer");
+    Complete();
   });
   return Status();
 }
@@ -390,10 +473,10 @@ void SqliteStore::Impl::Run() {
         queue.pop_front();
       }
     }
-    Status tx = Exec(wdb, "BEGIN IMMEDIATE");
+    Status tx = Step(w_begin, "begin");
     if (tx.ok()) {
       for (auto& op : batch) op->status = Apply(*op);
-      tx = Exec(wdb, "COMMIT");
+      tx = Step(w_commit, "commit");
       if (!tx.ok()) (void)Exec(wdb, "ROLLBACK");
     }
     auto now = std::chrono::steady_clock::now();
@@ -417,9 +500,28 @@ void SqliteStore::Impl::Run() {
     }
     for (auto& op : batch) {
       if (!tx.ok()) op->status = tx;
-      Finish(*op);
     }
-    batch.clear();
+    {
+      std::lock_guard lock(done_mu);
+      done_queue.push_back(std::move(batch));
+    }
+    done_cv.notify_one();
+    batch.clear();  // moved from
+  }
+}
+
+// The completer: runs the callbacks of committed batches in commit order.
+void SqliteStore::Impl::Complete() {
+  for (;;) {
+    std::vector<std::unique_ptr<Op>> batch;
+    {
+      std::unique_lock lock(done_mu);
+      done_cv.wait(lock, [&] { return done_stopping || !done_queue.empty(); });
+      if (done_queue.empty()) return;  // stopping and drained
+      batch = std::move(done_queue.front());
+      done_queue.pop_front();
+    }
+    for (auto& op : batch) Finish(*op);
   }
 }
 
@@ -461,18 +563,27 @@ Status SqliteStore::Impl::ApplyInsert(Op& op) {
   return Status();
 }
 
+Status SqliteStore::Impl::PutOne(const DurableJob& j) {
+  sqlite3_stmt* u = w_update.get();
+  BindUpdate(u, j);
+  int rc = sqlite3_step(u);
+  w_update.Reset();
+  if (rc != SQLITE_DONE) return SqlError(wdb, "put");
+  if (sqlite3_changes(wdb) > 0) return Status();
+  sqlite3_stmt* s = w_upsert.get();
+  BindJob(s, j);
+  rc = sqlite3_step(s);
+  w_upsert.Reset();
+  if (rc != SQLITE_DONE) return SqlError(wdb, "put");
+  return Status();
+}
+
 Status SqliteStore::Impl::Apply(Op& op) {
   switch (op.kind) {
     case Op::Kind::kInsert:
       return ApplyInsert(op);
     case Op::Kind::kPut:
-      for (const auto& j : op.jobs) {
-        sqlite3_stmt* s = w_upsert.get();
-        BindJob(s, j);
-        int rc = sqlite3_step(s);
-        w_upsert.Reset();
-        if (rc != SQLITE_DONE) return SqlError(wdb, "put");
-      }
+      for (const auto& j : op.jobs) AX_RETURN_IF_ERROR(PutOne(j));
       return Status();
     case Op::Kind::kMutate: {
       bool found = false;
@@ -480,11 +591,7 @@ Status SqliteStore::Impl::Apply(Op& op) {
       if (!old.ok()) return old.status();
       if (!found) return Status::NotFound("no job \"" + op.id + "\"");
       AX_RETURN_IF_ERROR(op.fn(*old));
-      sqlite3_stmt* s = w_upsert.get();
-      BindJob(s, *old);
-      int rc = sqlite3_step(s);
-      w_upsert.Reset();
-      if (rc != SQLITE_DONE) return SqlError(wdb, "mutate");
+      AX_RETURN_IF_ERROR(PutOne(*old));
       op.mutated = std::move(*old);
       return Status();
     }

@@ -110,6 +110,34 @@ TEST_P(StoreTest, Store_4_3_PutAndMutate) {
             StatusCode::kNotFound);
 }
 
+TEST_P(StoreTest, Store_4_3_PutWritesEveryField) {
+  ASSERT_TRUE(store_->Insert({Job("a", 10)}).ok());
+  // The run state only (the common case), then the spec too.
+  DurableJob j = *store_->Get("a");
+  j.state = JobState::kCompleted;
+  j.runs = 4;
+  j.next_run.reset();
+  j.finished_at = FromUnixNanos(20);
+  ASSERT_TRUE(store_->Put({j}).ok());
+  auto got = *store_->Get("a");
+  EXPECT_EQ(got.state, JobState::kCompleted);
+  EXPECT_EQ(got.runs, 4u);
+  EXPECT_FALSE(got.next_run.has_value());
+  EXPECT_EQ(got.finished_at, FromUnixNanos(20));
+  j.payload = "another payload";
+  j.handler = "other";
+  j.timeout = std::chrono::seconds(7);
+  ASSERT_TRUE(store_->Put({j}).ok());
+  got = *store_->Get("a");
+  EXPECT_EQ(got.payload, "another payload");
+  EXPECT_EQ(got.handler, "other");
+  EXPECT_EQ(got.timeout, std::chrono::seconds(7));
+  // A record not stored yet is inserted.
+  DurableJob b = Job("b", 30);
+  ASSERT_TRUE(store_->Put({b}).ok());
+  EXPECT_EQ(store_->Get("b")->next_run, FromUnixNanos(30 * 1'000'000'000LL));
+}
+
 TEST_P(StoreTest, Store_4_2_LoadDueReturnsWindowAndRunning) {
   ASSERT_TRUE(
       store_
