@@ -63,6 +63,44 @@ std::string GenerateId() {
   return buf;
 }
 
+// The fields of a record that change after submission (live changes and
+// the run state), as last written: a sync that would write the same again
+// is skipped. The rest of the spec is fixed once stored; updated_at is left
+// out (only the time of the sync would differ). The texts are kept as one
+// hash, to keep this small for the many jobs of a window.
+struct Written {
+  JobState state = JobState::kWaiting;
+  int attempt = 0;
+  bool recovered = false;
+  uint64_t runs = 0, failures = 0, skips = 0;
+  Duration period{0};
+  std::optional<Instant> next_run, lease_expiry, run_scheduled_at, finished_at;
+  size_t texts = 0;  // lease_owner, last_error, reason, schedule, cron, tz
+
+  static Written Of(const DurableJob& j) {
+    Written w;
+    w.state = j.state;
+    w.attempt = j.attempt;
+    w.recovered = j.recovered;
+    w.runs = j.runs;
+    w.failures = j.failures;
+    w.skips = j.skips;
+    w.period = j.period;
+    w.next_run = j.next_run;
+    w.lease_expiry = j.lease_expiry;
+    w.run_scheduled_at = j.run_scheduled_at;
+    w.finished_at = j.finished_at;
+    std::hash<std::string_view> h;
+    for (std::string_view t : {std::string_view(j.lease_owner), std::string_view(j.last_error),
+                               std::string_view(j.reason), std::string_view(j.schedule),
+                               std::string_view(j.cron), std::string_view(j.tz)}) {
+      w.texts = (w.texts ^ h(t)) * 0x100000001b3ULL + t.size();
+    }
+    return w;
+  }
+  bool operator==(const Written&) const = default;
+};
+
 }  // namespace
 
 Status ValidateJobId(std::string_view id) {
@@ -103,6 +141,11 @@ class DurableScheduler::Impl {
     JobId engine_id;
     int attempt_base = 0;
     int in_flight = 0;
+    // A sync ran while the job was in flight, so the record may hold a
+    // state the engine has left: EndRun syncs again. Otherwise the run's
+    // outcome event (which always follows EndRun) is the next sync.
+    bool synced_in_flight = false;
+    Written written;  // what the store holds (or will, in call order)
   };
 
   Instant Now() const { return engine_->Now(); }
@@ -115,10 +158,16 @@ class DurableScheduler::Impl {
   void BeginRun(const std::string& id, const RunContext& ctx, int attempt, bool recovered);
   void EndRun(const std::string& id);
   void OnEvent(const Event& ev);
-  // Copies the engine's view of `l` into its record and enqueues the write.
-  // Returns the snapshot; erases `l` when terminal.
-  DurableJob SyncLocked(const std::string& id, Loaded& l, std::function<void(Status)> done);
+  // Copies the engine's view of `l` into its record and enqueues the write,
+  // unless the record's changeable fields equal the last write's and nobody
+  // waits for the commit (`done` null). Erases `l` when terminal.
+  void SyncLocked(const std::string& id, Loaded& l, std::function<void(Status)> done);
   void LoaderLoop();
+  // Extends the leases of runs in flight past half their length (one write).
+  void RenewLeases(Instant now);
+  Duration LeaseLength(const DurableJob& r) const {
+    return (r.timeout > Duration(0) ? r.timeout : options_.lease) + options_.lease_grace;
+  }
   static void Wait(std::future<Status>& f) { (void)f.get(); }
 
   DurableOptions options_;
@@ -135,6 +184,7 @@ class DurableScheduler::Impl {
   std::condition_variable loader_cv_;
   bool stop_ = false;  // guarded by loader_mu_
   std::thread loader_;
+  Instant next_lease_scan_;  // loader thread only
 
   std::mutex counts_mu_;
   std::vector<uint64_t> counts_;
@@ -306,6 +356,8 @@ Result<JobId> DurableScheduler::Impl::SubmitToEngine(const DurableJob& rec, cons
 Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool startup) {
   if (loaded_.count(rec.id) > 0) return Status();
   const std::string id = rec.id;
+  Loaded l;
+  l.written = Written::Of(rec);  // as read from the store
   int base = rec.attempt;
   bool recover = rec.state == JobState::kRunning && (startup || rec.lease_owner != options_.owner);
   std::optional<Instant> when;
@@ -351,7 +403,6 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
     rec.skips += missed.size() - n;
   }
   if (rec.kind == JobKind::kEvery) when = rec.next_run;
-  Loaded l;
   l.attempt_base = rec.kind == JobKind::kOnce ? base : 0;
   auto eid =
       SubmitToEngine(rec, id, l.attempt_base, recover && rec.kind == JobKind::kOnce, when, true);
@@ -364,8 +415,9 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
     (void)SubmitToEngine(it->second.rec, key, recover ? base : 0, recover, at < now ? now : at,
                          false);
   }
-  (void)SyncLocked(id, it->second, nullptr);
-  if (it->second.rec.kind == JobKind::kOnce) LoadChildrenLocked(id, now);
+  bool once = it->second.rec.kind == JobKind::kOnce;
+  SyncLocked(id, it->second, nullptr);  // may erase `it`
+  if (once) LoadChildrenLocked(id, now);
   return Status();
 }
 
@@ -408,12 +460,13 @@ void DurableScheduler::Impl::BeginRun(const std::string& id, const RunContext& c
     Instant now = Now();
     r.state = JobState::kRunning;
     r.lease_owner = options_.owner;
-    Duration len = r.timeout > Duration(0) ? r.timeout : options_.lease;
-    r.lease_expiry = now + len + options_.lease_grace;
+    r.lease_expiry = now + LeaseLength(r);
     r.run_scheduled_at = ctx.scheduled_at();
     r.attempt = attempt;
     r.recovered = recovered;
+    ++r.runs;
     r.updated_at = now;
+    l.written = Written::Of(r);
     options_.store->PutAsync({r}, [&p](Status s) { p.set_value(std::move(s)); });
   }
   Wait(f);
@@ -423,25 +476,34 @@ void DurableScheduler::Impl::EndRun(const std::string& id) {
   std::lock_guard lock(mu_);
   auto it = loaded_.find(id);
   if (it == loaded_.end()) return;
-  if (--it->second.in_flight == 0) (void)SyncLocked(id, it->second, nullptr);
+  Loaded& l = it->second;
+  if (--l.in_flight == 0 && l.synced_in_flight) SyncLocked(id, l, nullptr);
 }
 
-DurableJob DurableScheduler::Impl::SyncLocked(const std::string& id, Loaded& l,
-                                              std::function<void(Status)> done) {
+void DurableScheduler::Impl::SyncLocked(const std::string& id, Loaded& l,
+                                        std::function<void(Status)> done) {
   DurableJob& r = l.rec;
   Instant now = Now();
+  l.synced_in_flight = l.in_flight > 0;
   auto info = engine_->Info(id);
   bool terminal = false;
   if (info.ok() && info->id == l.engine_id) {
     terminal = IsTerminal(info->state);
-    r.state = (l.in_flight > 0 && !terminal) ? JobState::kRunning : info->state;
-    if (r.state != JobState::kRunning) {
-      r.next_run = info->next_run;
-      r.lease_owner.clear();
-      r.lease_expiry.reset();
-      r.run_scheduled_at.reset();
-    } else if (info->next_run) {
-      r.next_run = info->next_run;
+    // The engine runs the job but no wrapped task is on a worker: BeginRun
+    // has yet to record the run with its lease (or EndRun has just ended it
+    // and the outcome event follows). The record keeps its run state until
+    // then; a Running record without a lease would be recovered for nothing.
+    bool unrecorded = !terminal && l.in_flight == 0 && info->state == JobState::kRunning;
+    if (!unrecorded) {
+      r.state = (l.in_flight > 0 && !terminal) ? JobState::kRunning : info->state;
+      if (r.state != JobState::kRunning) {
+        r.next_run = info->next_run;
+        r.lease_owner.clear();
+        r.lease_expiry.reset();
+        r.run_scheduled_at.reset();
+      } else if (info->next_run) {
+        r.next_run = info->next_run;
+      }
     }
     // r.attempt is set by BeginRun (attempts made); the engine's Info names
     // the next attempt instead.
@@ -456,15 +518,27 @@ DurableJob DurableScheduler::Impl::SyncLocked(const std::string& id, Loaded& l,
       r.finished_at = now;
     }
   }
+  Written w = Written::Of(r);
+  if (!done && w == l.written) {  // the store holds this very state already
+    if (terminal) loaded_.erase(id);
+    return;
+  }
   r.updated_at = now;
-  DurableJob snapshot = r;
-  options_.store->PutAsync({r}, std::move(done));
-  if (terminal) loaded_.erase(id);
-  return snapshot;
+  std::vector<DurableJob> records;
+  if (terminal) {
+    records.push_back(std::move(r));
+    loaded_.erase(id);  // `l` and `r` are gone
+  } else {
+    l.written = w;
+    records.push_back(r);
+  }
+  options_.store->PutAsync(std::move(records), std::move(done));
 }
 
 void DurableScheduler::Impl::OnEvent(const Event& ev) {
-  if (ev.key.empty()) return;
+  // A run's start is recorded with its lease (BeginRun), a slow run is
+  // no change of state.
+  if (ev.key.empty() || ev.type == EventType::kStarted || ev.type == EventType::kSlow) return;
   auto [id_view, aux] = SplitKey(ev.key);
   std::string id(id_view);
   std::lock_guard lock(mu_);
@@ -474,9 +548,6 @@ void DurableScheduler::Impl::OnEvent(const Event& ev) {
   if (!aux && ev.id != l.engine_id) return;  // an engine job since replaced
   DurableJob& r = l.rec;
   switch (ev.type) {
-    case EventType::kStarted:
-      ++r.runs;
-      break;
     case EventType::kFailed:
       ++r.failures;
       r.last_error = ev.message;
@@ -493,9 +564,7 @@ void DurableScheduler::Impl::OnEvent(const Event& ev) {
     default:
       break;
   }
-  // The run's start was recorded with its lease (BeginRun).
-  if (ev.type == EventType::kStarted || ev.type == EventType::kSlow) return;
-  (void)SyncLocked(id, l, nullptr);
+  SyncLocked(id, l, nullptr);
 }
 
 // ---- Live changes
@@ -515,7 +584,7 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
       AX_RETURN_IF_ERROR(in_engine(id));
       it = loaded_.find(id);
       if (it != loaded_.end()) {
-        (void)SyncLocked(id, it->second, [&p](Status s) { p.set_value(std::move(s)); });
+        SyncLocked(id, it->second, [&p](Status s) { p.set_value(std::move(s)); });
       } else {
         p.set_value(Status());
       }
@@ -534,8 +603,7 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
   std::lock_guard lock(mu_);
   if (auto it = loaded_.find(id); it != loaded_.end()) {
     (void)in_engine(id);  // the loader took it in meanwhile
-    if (auto it2 = loaded_.find(id); it2 != loaded_.end())
-      (void)SyncLocked(id, it2->second, nullptr);
+    if (auto it2 = loaded_.find(id); it2 != loaded_.end()) SyncLocked(id, it2->second, nullptr);
     return Status();
   }
   if (started_ && r->state == JobState::kWaiting && r->next_run && *r->next_run < horizon_) {
@@ -572,7 +640,7 @@ Status DurableScheduler::Impl::SetCron(std::string_view id_view, std::string_vie
       AX_RETURN_IF_ERROR(LoadLocked(rec, Now(), false));
       auto it2 = loaded_.find(id);
       if (it2 != loaded_.end()) {
-        (void)SyncLocked(id, it2->second, [&p](Status s) { p.set_value(std::move(s)); });
+        SyncLocked(id, it2->second, [&p](Status s) { p.set_value(std::move(s)); });
         return f.get();
       }
       return Status();
@@ -679,11 +747,38 @@ void DurableScheduler::Impl::LoaderLoop() {
       std::lock_guard lock(mu_);
       for (auto& j : *due) (void)LoadLocked(std::move(j), now, false);
     }
+    RenewLeases(now);
     if (std::chrono::steady_clock::now() >= next_purge) {
       (void)options_.store->Purge(now - options_.retention);
       next_purge = std::chrono::steady_clock::now() + options_.purge_interval;
     }
   }
+}
+
+// A lease lasts at least lease_grace and is renewed once less than half of
+// it is left; scanning every quarter of lease_grace thus renews every lease
+// well before it runs out. The scan walks the loaded jobs, so it is not run
+// more often than that.
+void DurableScheduler::Impl::RenewLeases(Instant now) {
+  if (now < next_lease_scan_) return;
+  next_lease_scan_ = now + std::max<Duration>(options_.load_interval, options_.lease_grace / 4);
+  std::vector<DurableJob> renewed;
+  std::lock_guard lock(mu_);
+  for (auto& [id, l] : loaded_) {
+    DurableJob& r = l.rec;
+    if (l.in_flight == 0 || r.state != JobState::kRunning || !r.lease_expiry ||
+        r.lease_owner != options_.owner) {
+      continue;
+    }
+    Duration len = LeaseLength(r);
+    if (*r.lease_expiry - now > len / 2) continue;
+    r.lease_expiry = now + len;
+    r.updated_at = now;
+    l.written = Written::Of(r);
+    renewed.push_back(r);
+  }
+  // Enqueued under mu_, like every write of a loaded job (call order).
+  if (!renewed.empty()) options_.store->PutAsync(std::move(renewed), nullptr);
 }
 
 ShutdownReport DurableScheduler::Impl::Shutdown(Duration timeout) {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -266,6 +267,115 @@ TEST_F(DurableTest, Durable_4_5_RestartContinuesRetryCount) {
   ASSERT_TRUE(Eventually([&] { return calls_.Count("flaky") == 2; }));
   std::lock_guard lock(calls_.mu);
   EXPECT_EQ(calls_.runs.back().second, 2);
+}
+
+// Counts the record writes that reach the store.
+class CountingStore final : public JobStore {
+ public:
+  explicit CountingStore(std::shared_ptr<JobStore> inner) : inner_(std::move(inner)) {}
+  void InsertAsync(std::vector<DurableJob> jobs, InsertCallback done) override {
+    inner_->InsertAsync(std::move(jobs), std::move(done));
+  }
+  void PutAsync(std::vector<DurableJob> records, DoneCallback done) override {
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& r : records) puts_.push_back(r);
+    }
+    inner_->PutAsync(std::move(records), std::move(done));
+  }
+  Result<DurableJob> Mutate(std::string_view id, Mutation fn) override {
+    return inner_->Mutate(id, std::move(fn));
+  }
+  Result<size_t> Purge(Instant before) override { return inner_->Purge(before); }
+  Status Flush() override { return inner_->Flush(); }
+  Result<DurableJob> Get(std::string_view id) override { return inner_->Get(id); }
+  Result<std::vector<DurableJob>> List(const ListQuery& q) override { return inner_->List(q); }
+  Result<std::vector<DurableJob>> LoadDue(std::optional<Instant> from, Instant before) override {
+    return inner_->LoadDue(from, before);
+  }
+  Result<std::vector<DurableJob>> Children(std::string_view parent) override {
+    return inner_->Children(parent);
+  }
+  Result<std::vector<uint64_t>> CountByState() override { return inner_->CountByState(); }
+  StoreStats GetStats() const override { return inner_->GetStats(); }
+  std::vector<DurableJob> Puts() {
+    std::lock_guard lock(mu_);
+    return puts_;
+  }
+
+ private:
+  std::shared_ptr<JobStore> inner_;
+  std::mutex mu_;
+  std::vector<DurableJob> puts_;
+};
+
+TEST_F(DurableTest, Durable_4_5_OneWritePerTransition) {
+  auto counting = std::make_shared<CountingStore>(store_);
+  store_ = counting;
+  auto d = Make();
+  ASSERT_TRUE(d->Submit(Once("a", 1s)).ok());  // an insert, no record write
+  clock_->Advance(1s);
+  ASSERT_TRUE(Eventually([&] { return store_->Get("a")->state == JobState::kCompleted; }));
+  d->engine().WaitIdle();
+  (void)d->Shutdown(1s);
+  // The lease before the run, the success after it: nothing else.
+  auto puts = counting->Puts();
+  std::string seen;
+  for (const auto& p : puts) {
+    seen += std::string(JobStateText(p.state)) + " runs=" + std::to_string(p.runs) +
+            " next=" + std::to_string(p.next_run ? ToUnixNanos(*p.next_run) : -1) +
+            " reason=" + p.reason + "; ";
+  }
+  ASSERT_EQ(puts.size(), 2u) << seen;
+  EXPECT_EQ(puts[0].state, JobState::kRunning);
+  EXPECT_EQ(puts[0].runs, 1u);
+  EXPECT_FALSE(puts[0].lease_owner.empty());
+  EXPECT_EQ(puts[1].state, JobState::kCompleted);
+  EXPECT_EQ(puts[1].runs, 1u);
+}
+
+TEST_F(DurableTest, Durable_4_5_LongRunKeepsItsLease) {
+  DurableOptions o;
+  o.store = store_;
+  o.engine.clock = clock_;
+  o.engine.workers = 2;
+  o.load_interval = 5ms;
+  o.lease = 1min;
+  o.lease_grace = 10s;
+  o.owner = "long-runner";
+  auto d = DurableScheduler::Create(std::move(o)).value();
+  std::promise<void> gate;
+  std::shared_future<void> open = gate.get_future().share();
+  std::atomic<bool> started{false};
+  ASSERT_TRUE(d->RegisterHandler("block", [&](const RunContext&, std::string_view) {
+                 started = true;
+                 open.wait();
+                 return Status();
+               }).ok());
+  ASSERT_TRUE(d->Start().ok());
+  DurableJob j = Once("long", 0s);
+  j.handler = "block";
+  ASSERT_TRUE(d->Submit(j).ok());
+  ASSERT_TRUE(Eventually([&] { return started.load(); }));
+  Instant t0 = clock_->Now();
+  auto first = *store_->Get("long");
+  ASSERT_EQ(first.state, JobState::kRunning);
+  EXPECT_EQ(first.lease_expiry, t0 + 70s);  // lease + grace
+  // Past half the lease: renewed from now, still Running and ours.
+  clock_->Advance(40s);
+  ASSERT_TRUE(Eventually([&] { return store_->Get("long")->lease_expiry == t0 + 110s; }));
+  auto renewed = *store_->Get("long");
+  EXPECT_EQ(renewed.state, JobState::kRunning);
+  EXPECT_EQ(renewed.lease_owner, "long-runner");
+  EXPECT_EQ(renewed.attempt, 1);
+  clock_->Advance(40s);  // and again, long after the first lease ran out
+  ASSERT_TRUE(Eventually([&] { return store_->Get("long")->lease_expiry == t0 + 150s; }));
+  gate.set_value();
+  ASSERT_TRUE(Eventually([&] { return store_->Get("long")->state == JobState::kCompleted; }));
+  auto done = *store_->Get("long");
+  EXPECT_TRUE(done.lease_owner.empty());
+  EXPECT_FALSE(done.lease_expiry.has_value());
+  EXPECT_EQ(done.runs, 1u);
 }
 
 TEST_F(DurableTest, Durable_4_3_SqliteRoundTripAcrossRestart) {
