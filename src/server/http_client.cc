@@ -1,33 +1,61 @@
-// HttpDo: Beast over a thread-local io_context, run on the calling thread.
+// HttpDo: blocking sockets owned by the calling thread, Beast's parser for
+// the response.
+//
+// A webhook is one exchange on a kept-alive connection, so the client does
+// the least the kernel allows: one send() and, for a response that arrives
+// in one segment, one recv() that sleeps until it does (SO_RCVTIMEO bounds
+// it). An io_context per thread cost an epoll_wait per wake-up and two
+// timerfd updates per request on top.
 #include "server/http_client.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 namespace ax::server {
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+namespace http = boost::beast::http;
+using Clock = std::chrono::steady_clock;
+
+struct AddrInfoDeleter {
+  void operator()(addrinfo* a) const { freeaddrinfo(a); }
+};
+using AddrList = std::unique_ptr<addrinfo, AddrInfoDeleter>;
 
 struct Conn {
-  explicit Conn(net::io_context& ctx) : stream(ctx) {}
-  beast::tcp_stream stream;
-  beast::flat_buffer buffer;
+  Conn() = default;
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+  ~Conn() {
+    if (fd >= 0) ::close(fd);
+  }
+  int fd = -1;
+  Duration rcv_timeout{0};  // SO_RCVTIMEO / SO_SNDTIMEO as last set
 };
 
 struct ThreadPool {
-  net::io_context ctx;
-  std::map<std::string, tcp::resolver::results_type> resolved;
+  std::map<std::string, AddrList> resolved;
   std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle;
+  std::string buf;  // request bytes, reused
 };
 
 ThreadPool& Pool() {
@@ -37,64 +65,216 @@ ThreadPool& Pool() {
 
 constexpr size_t kMaxIdlePerHost = 4;
 
-// One exchange on `c` (connecting first when `connect` is set).
-beast::error_code Exchange(ThreadPool& p, Conn& c, bool connect,
-                           const tcp::resolver::results_type& eps,
-                           http::request<http::string_body>& req,
-                           http::response<http::string_body>& res, Duration timeout,
-                           bool* got_bytes) {
-  beast::error_code result;
-  c.stream.expires_after(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
-  auto on_read = [&](beast::error_code ec, size_t n) {
-    if (n > 0) *got_bytes = true;
-    result = ec;
-  };
-  auto on_write = [&](beast::error_code ec, size_t) {
-    if (ec) {
-      result = ec;
-      return;
+bool SameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+Duration Remaining(Clock::time_point deadline) {
+  return std::chrono::duration_cast<Duration>(deadline - Clock::now());
+}
+
+// Sets both socket timeouts to `t` (at least 1 ms) unless they are set to
+// within 1% (at least 1 ms) of it already: the requests of one target share
+// a timeout, so a pooled connection needs no system call for it.
+bool SetTimeouts(Conn& c, Duration t) {
+  t = std::max<Duration>(t, std::chrono::milliseconds(1));
+  Duration slack = std::max<Duration>(t / 100, std::chrono::milliseconds(1));
+  if (c.rcv_timeout > Duration(0) && c.rcv_timeout <= t + slack && c.rcv_timeout >= t - slack) {
+    return true;
+  }
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(t).count();
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(us / 1000000);
+  tv.tv_usec = static_cast<suseconds_t>(us % 1000000);
+  if (setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0) return false;
+  if (setsockopt(c.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) return false;
+  c.rcv_timeout = t;
+  return true;
+}
+
+// Connects to the first address that answers before `deadline`.
+Status Connect(Conn& c, const addrinfo* addrs, const std::string& key, Clock::time_point deadline) {
+  std::string last = "no address";
+  for (const addrinfo* a = addrs; a != nullptr; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) {
+      last = strerror(errno);
+      continue;
     }
-    http::async_read(c.stream, c.buffer, res, on_read);
-  };
-  auto start_write = [&] { http::async_write(c.stream, req, on_write); };
-  if (connect) {
-    c.stream.async_connect(eps, [&](beast::error_code ec, const tcp::endpoint&) {
-      if (ec) {
-        result = ec;
+    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Remaining(deadline)).count();
+      rc = ::poll(&p, 1, static_cast<int>(std::clamp<int64_t>(ms, 0, INT32_MAX)));
+      if (rc == 0) {
+        ::close(fd);
+        return Status::DeadlineExceeded("http " + key + ": no response within the timeout");
+      }
+      int err = 0;
+      socklen_t len = sizeof(err);
+      if (rc < 0) {
+        err = errno;
+      } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+        err = errno;
+      }
+      rc = err == 0 ? 0 : -1;
+      errno = err;
+    }
+    if (rc != 0) {
+      last = strerror(errno);
+      ::close(fd);
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    c.fd = fd;
+    return Status();
+  }
+  return Status::Unavailable("http " + key + ": " + last);
+}
+
+// The request's bytes: `set` semantics for headers (a later header replaces
+// an earlier one of the same name), Host and User-Agent first, the length
+// computed from the body.
+void Serialize(const ClientRequest& r, std::string& out) {
+  std::vector<std::pair<std::string_view, std::string_view>> fields;
+  auto set = [&](std::string_view k, std::string_view v) {
+    for (auto& f : fields) {
+      if (SameName(f.first, k)) {
+        f.second = v;
         return;
       }
-      c.stream.socket().set_option(tcp::no_delay(true));
-      start_write();
-    });
-  } else {
-    start_write();
+    }
+    fields.emplace_back(k, v);
+  };
+  set("Host", r.host);
+  set("User-Agent", "ax");
+  for (const auto& [k, v] : r.headers) {
+    if (SameName(k, "Content-Length") || SameName(k, "Transfer-Encoding")) continue;
+    set(k, v);
   }
-  p.ctx.restart();
-  p.ctx.run();
-  return result;
+  out.clear();
+  out.append(r.method)
+      .append(" ")
+      .append(r.target.empty() ? "/" : r.target)
+      .append(" HTTP/1.1\r\n");
+  for (const auto& [k, v] : fields) out.append(k).append(": ").append(v).append("\r\n");
+  // Like Beast's prepare_payload: a length for any body, and an explicit
+  // zero for the methods that normally carry one.
+  if (!r.body.empty() || r.method == "POST" || r.method == "PUT" || r.method == "OPTIONS" ||
+      r.method == "PATCH") {
+    out.append("Content-Length: ").append(std::to_string(r.body.size())).append("\r\n");
+  }
+  out.append("\r\n").append(r.body);
+}
+
+enum class Outcome { kOk, kStale, kTimeout, kError };
+
+// One exchange on a connected `c`. kStale: the peer had closed the
+// connection before answering a byte (a pooled connection gone idle).
+Outcome Exchange(Conn& c, const std::string& out, bool head, Clock::time_point deadline,
+                 http::response_parser<http::string_body>& parser, std::string& error,
+                 bool* reusable) {
+  if (!SetTimeouts(c, Remaining(deadline))) {
+    error = strerror(errno);
+    return Outcome::kError;
+  }
+  size_t sent = 0;
+  while (sent < out.size()) {
+    ssize_t n = ::send(c.fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Outcome::kTimeout;
+      error = strerror(errno);
+      return errno == EPIPE || errno == ECONNRESET ? Outcome::kStale : Outcome::kError;
+    }
+    sent += static_cast<size_t>(n);
+    if (sent < out.size()) {
+      if (Remaining(deadline) <= Duration(0)) return Outcome::kTimeout;
+      if (!SetTimeouts(c, Remaining(deadline))) return Outcome::kError;
+    }
+  }
+  parser.eager(true);
+  if (head) parser.skip(true);
+  char buf[16384];
+  size_t have = 0;  // unparsed bytes at the front of buf
+  bool got_bytes = false;
+  for (;;) {
+    ssize_t n = ::recv(c.fd, buf + have, sizeof(buf) - have, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return Outcome::kTimeout;
+      error = strerror(errno);
+      return !got_bytes && errno == ECONNRESET ? Outcome::kStale : Outcome::kError;
+    }
+    boost::beast::error_code ec;
+    if (n == 0) {
+      if (!got_bytes) {
+        error = "connection closed";
+        return Outcome::kStale;
+      }
+      parser.put_eof(ec);
+      if (ec) {
+        error = ec.message();
+        return Outcome::kError;
+      }
+      *reusable = false;
+      return Outcome::kOk;
+    }
+    got_bytes = true;
+    have += static_cast<size_t>(n);
+    size_t used = 0;
+    while (used < have && !parser.is_done()) {
+      size_t k = parser.put(boost::asio::buffer(buf + used, have - used), ec);
+      if (ec == http::error::need_more) {
+        ec = {};
+        break;
+      }
+      if (ec) {
+        error = ec.message();
+        return Outcome::kError;
+      }
+      if (k == 0) break;
+      used += k;
+    }
+    if (parser.is_done()) {
+      // Bytes after the response: not a connection to reuse.
+      *reusable = used == have && parser.get().keep_alive();
+      return Outcome::kOk;
+    }
+    std::memmove(buf, buf + used, have - used);
+    have -= used;
+    if (have == sizeof(buf)) {
+      error = "response header too large";
+      return Outcome::kError;
+    }
+    if (Remaining(deadline) <= Duration(0)) return Outcome::kTimeout;
+    if (!SetTimeouts(c, Remaining(deadline))) return Outcome::kError;
+  }
 }
 
 }  // namespace
 
 Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
   ThreadPool& p = Pool();
   std::string key = r.host + ":" + r.port;
   auto rit = p.resolved.find(key);
   if (rit == p.resolved.end()) {
-    tcp::resolver resolver(p.ctx);
-    beast::error_code ec;
-    auto eps = resolver.resolve(r.host, r.port, ec);
-    if (ec) return Status::Unavailable("resolve " + key + ": " + ec.message());
-    rit = p.resolved.emplace(key, eps).first;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    int rc = getaddrinfo(r.host.c_str(), r.port.c_str(), &hints, &res);
+    if (rc != 0) return Status::Unavailable("resolve " + key + ": " + gai_strerror(rc));
+    rit = p.resolved.emplace(key, AddrList(res)).first;
   }
-  http::request<http::string_body> req{http::string_to_verb(r.method), r.target, 11};
-  if (req.method() == http::verb::unknown) req.method_string(r.method);
-  req.set(http::field::host, r.host);
-  req.set(http::field::user_agent, "ax");
-  for (const auto& [k, v] : r.headers) req.set(k, v);
-  req.body() = r.body;
-  req.prepare_payload();
-  req.keep_alive(true);
+  Serialize(r, p.buf);
+  bool head = r.method == "HEAD";
 
   for (int round = 0; round < 2; ++round) {
     std::unique_ptr<Conn> c;
@@ -105,26 +285,29 @@ Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
       idle.pop_back();
       reused = true;
     } else {
-      c = std::make_unique<Conn>(p.ctx);
+      c = std::make_unique<Conn>();
+      AX_RETURN_IF_ERROR(Connect(*c, rit->second.get(), key, deadline));
     }
-    http::response<http::string_body> res;
-    bool got_bytes = false;
-    beast::error_code ec = Exchange(p, *c, !reused, rit->second, req, res, timeout, &got_bytes);
-    if (ec) {
-      if (reused && !got_bytes && ec != beast::error::timeout) continue;  // stale connection
-      if (ec == beast::error::timeout) {
+    http::response_parser<http::string_body> parser;
+    std::string error;
+    bool reusable = false;
+    switch (Exchange(*c, p.buf, head, deadline, parser, error, &reusable)) {
+      case Outcome::kOk:
+        break;
+      case Outcome::kStale:
+        if (reused) continue;  // the pooled connection was closed: once more, anew
+        return Status::Unavailable("http " + key + ": " + error);
+      case Outcome::kTimeout:
         return Status::DeadlineExceeded("http " + key + ": no response within the timeout");
-      }
-      return Status::Unavailable("http " + key + ": " + ec.message());
+      case Outcome::kError:
+        return Status::Unavailable("http " + key + ": " + error);
     }
+    auto& res = parser.get();
     ClientResponse out;
     out.status = static_cast<int>(res.result_int());
     out.content_type = std::string(res[http::field::content_type]);
     out.body = std::move(res.body());
-    if (res.keep_alive() && idle.size() < kMaxIdlePerHost) {
-      c->stream.expires_never();
-      idle.push_back(std::move(c));
-    }
+    if (reusable && idle.size() < kMaxIdlePerHost) idle.push_back(std::move(c));
     return out;
   }
   return Status::Unavailable("http " + key + ": connection closed");
