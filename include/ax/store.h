@@ -151,6 +151,9 @@ class JobStore {
   virtual Result<std::vector<DurableJob>> LoadDue(std::optional<Instant> from, Instant before) = 0;
   // Waiting jobs that wait for `parent` (no next run yet).
   virtual Result<std::vector<DurableJob>> Children(std::string_view parent) = 0;
+  // Waiting jobs that wait for a parent that is finished or no longer
+  // stored: dependencies a crash left unresolved (read at start).
+  virtual Result<std::vector<DurableJob>> Orphans() = 0;
   // Jobs per state, indexed by JobState.
   virtual Result<std::vector<uint64_t>> CountByState() = 0;
   virtual StoreStats GetStats() const = 0;
@@ -176,6 +179,7 @@ class MemoryStore final : public JobStore {
   Result<std::vector<DurableJob>> List(const ListQuery& q) override;
   Result<std::vector<DurableJob>> LoadDue(std::optional<Instant> from, Instant before) override;
   Result<std::vector<DurableJob>> Children(std::string_view parent) override;
+  Result<std::vector<DurableJob>> Orphans() override;
   Result<std::vector<uint64_t>> CountByState() override;
   StoreStats GetStats() const override;
 
@@ -215,6 +219,7 @@ class SqliteStore final : public JobStore {
   Result<std::vector<DurableJob>> List(const ListQuery& q) override;
   Result<std::vector<DurableJob>> LoadDue(std::optional<Instant> from, Instant before) override;
   Result<std::vector<DurableJob>> Children(std::string_view parent) override;
+  Result<std::vector<DurableJob>> Orphans() override;
   Result<std::vector<uint64_t>> CountByState() override;
   StoreStats GetStats() const override;
 

@@ -154,6 +154,7 @@ class DurableScheduler::Impl {
   Result<JobId> SubmitToEngine(const DurableJob& rec, const std::string& key, int base,
                                bool recovered, std::optional<Instant> when, bool main);
   void LoadChildrenLocked(const std::string& parent, Instant now);
+  void ResolveOrphanLocked(DurableJob child, Instant now);
   Task Wrap(Task inner, std::string id, int base, bool recovered);
   void BeginRun(const std::string& id, const RunContext& ctx, int attempt, bool recovered);
   void EndRun(const std::string& id);
@@ -425,6 +426,35 @@ void DurableScheduler::Impl::LoadChildrenLocked(const std::string& parent, Insta
   auto children = options_.store->Children(parent);
   if (!children.ok()) return;
   for (auto& c : *children) (void)LoadLocked(std::move(c), now, false);
+}
+
+// REQUIRES: mu_ held, at start. A child whose parent finished, or went,
+// while no process ran it (a crash between the parent's outcome and the
+// child's release): released as the engine would have (after the parent's
+// success), or ended like its parent (docs/engine.md).
+void DurableScheduler::Impl::ResolveOrphanLocked(DurableJob c, Instant now) {
+  auto p = options_.store->Get(c.parent);
+  if (p.ok() && p->state == JobState::kCompleted) {
+    const Instant base = p->finished_at.value_or(now);
+    if (c.kind == JobKind::kOnce) c.next_run = c.at ? *c.at : base + c.delay;
+    if (c.kind == JobKind::kEvery) c.next_run = base + c.period;
+    if (c.kind == JobKind::kCron) {
+      auto s = CronSchedule::Parse(c.cron, c.tz);
+      if (s.ok()) c.next_run = s->Next(now);
+    }
+  }
+  if (!c.next_run) {
+    const JobState ps = p.ok() ? p->state : JobState::kCancelled;
+    c.state = ps == JobState::kDead ? JobState::kDead : JobState::kCancelled;
+    c.reason = !p.ok() ? "parent " + c.parent + " is no longer stored"
+               : ps == JobState::kCompleted
+                   ? "schedule.cron: never fires after now"
+                   : "parent " + c.parent + " is " + std::string(JobStateText(ps));
+    c.finished_at = now;
+  }
+  c.updated_at = now;
+  (void)options_.store->Put({c});
+  if (c.next_run && *c.next_run < horizon_) (void)LoadLocked(std::move(c), now, true);
 }
 
 // ---- Runs
@@ -717,6 +747,9 @@ Status DurableScheduler::Impl::Start() {
     Status s = LoadLocked(std::move(j), start, true);
     if (!s.ok() && s.code() == StatusCode::kShuttingDown) return s;
   }
+  auto orphans = options_.store->Orphans();
+  if (!orphans.ok()) return orphans.status();
+  for (auto& c : *orphans) ResolveOrphanLocked(std::move(c), start);
   started_ = true;
   loader_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ax-loader");

@@ -114,6 +114,17 @@ Result<std::vector<DurableJob>> MemoryStore::LoadDue(std::optional<Instant> from
   return out;
 }
 
+Result<std::vector<DurableJob>> MemoryStore::Orphans() {
+  std::lock_guard lock(impl_->mu);
+  std::vector<DurableJob> out;
+  for (const auto& [id, j] : impl_->jobs) {
+    if (j.parent.empty() || j.state != JobState::kWaiting || j.next_run) continue;
+    auto p = impl_->jobs.find(j.parent);
+    if (p == impl_->jobs.end() || IsTerminal(p->second.state)) out.push_back(j);
+  }
+  return out;
+}
+
 Result<std::vector<DurableJob>> MemoryStore::Children(std::string_view parent) {
   std::lock_guard lock(impl_->mu);
   std::vector<DurableJob> out;

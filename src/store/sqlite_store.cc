@@ -302,7 +302,8 @@ struct SqliteStore::Impl {
   sqlite3* rdb = nullptr;  // readers, under read_mu
   Stmt w_upsert, w_update, w_insert, w_get, w_purge, w_begin, w_commit;
   std::mutex read_mu;
-  Stmt r_get, r_list, r_list_state, r_due_range, r_due_to, r_running, r_children, r_count;
+  Stmt r_get, r_list, r_list_state, r_due_range, r_due_to, r_running, r_children, r_orphans,
+      r_count;
 
   std::mutex mu;
   std::condition_variable cv;
@@ -431,6 +432,11 @@ Status SqliteStore::Impl::OpenAll() {
       r_children.Prepare(rdb, "SELECT " + cols +
                                   " FROM jobs INDEXED BY jobs_parent WHERE parent=? AND "
                                   "parent<>'' AND state=0 AND next_run_ns IS NULL"));
+  AX_RETURN_IF_ERROR(r_orphans.Prepare(
+      rdb, "SELECT " + cols +
+               " FROM jobs AS c INDEXED BY jobs_parent WHERE c.parent<>'' AND c.state=0 AND "
+               "c.next_run_ns IS NULL AND NOT EXISTS (SELECT 1 FROM jobs AS p WHERE p.id=c.parent "
+               "AND p.state<3)"));
   AX_RETURN_IF_ERROR(r_count.Prepare(rdb, "SELECT state, count(*) FROM jobs GROUP BY state"));
   committer = std::thread([this] {
     pthread_setname_np(pthread_self(), "ax-committer");
@@ -763,6 +769,11 @@ Result<std::vector<DurableJob>> SqliteStore::Children(std::string_view parent) {
   std::lock_guard lock(impl_->read_mu);
   BindText(impl_->r_children.get(), 1, parent);
   return impl_->ReadAll(impl_->r_children);
+}
+
+Result<std::vector<DurableJob>> SqliteStore::Orphans() {
+  std::lock_guard lock(impl_->read_mu);
+  return impl_->ReadAll(impl_->r_orphans);
 }
 
 Result<std::vector<uint64_t>> SqliteStore::CountByState() {

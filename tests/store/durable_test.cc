@@ -152,6 +152,43 @@ TEST_F(DurableTest, Durable_4_5_LeasedRunIsRecoveredWithNextAttempt) {
   EXPECT_TRUE(store_->Get("crashed")->recovered);
 }
 
+TEST_F(DurableTest, Durable_4_5_ChildrenOfAParentFinishedBeforeARestartAreResolved) {
+  // A crash after the parents' outcomes were stored, before the children
+  // were released: the children wait (no next run) for parents that are done.
+  const Instant now = clock_->Now();
+  auto parent = [&](std::string id, JobState state) {
+    DurableJob p = Once(std::move(id), 0s);
+    p.state = state;
+    p.created_at = now - 1min;
+    p.finished_at = now - 10s;
+    return p;
+  };
+  auto child = [&](std::string id, std::string of, Duration in) {
+    DurableJob c = Once(std::move(id), in);
+    c.parent = std::move(of);
+    c.created_at = now - 1min;
+    return c;
+  };
+  ASSERT_TRUE(store_
+                  ->Put({parent("ok", JobState::kCompleted), parent("died", JobState::kDead),
+                         parent("gone", JobState::kCancelled), child("after-ok", "ok", 5s),
+                         child("later", "ok", 30s), child("after-died", "died", 0s),
+                         child("after-gone", "gone", 0s), child("orphan", "purged", 0s)})
+                  .ok());
+  auto d = Make();
+  // Released 5 s after the parent's success, which was 10 s ago: runs now.
+  ASSERT_TRUE(Eventually([&] { return store_->Get("after-ok")->state == JobState::kCompleted; }));
+  EXPECT_EQ(store_->Get("later")->next_run, now + 20s);
+  EXPECT_EQ(calls_.Count("later"), 0u);
+  EXPECT_EQ(store_->Get("after-died")->state, JobState::kDead);
+  EXPECT_EQ(store_->Get("after-gone")->state, JobState::kCancelled);
+  EXPECT_EQ(store_->Get("orphan")->state, JobState::kCancelled);
+  EXPECT_EQ(store_->Get("orphan")->reason, "parent purged is no longer stored");
+  clock_->Advance(20s);
+  ASSERT_TRUE(Eventually([&] { return store_->Get("later")->state == JobState::kCompleted; }));
+  EXPECT_EQ(calls_.Count("after-died") + calls_.Count("after-gone") + calls_.Count("orphan"), 0u);
+}
+
 TEST_F(DurableTest, Durable_4_2_JobsBeyondTheWindowStayInTheStore) {
   auto d = Make(10min);
   ASSERT_TRUE(d->Submit(Once("near", 1min)).ok());
@@ -296,6 +333,7 @@ class CountingStore final : public JobStore {
   Result<std::vector<DurableJob>> Children(std::string_view parent) override {
     return inner_->Children(parent);
   }
+  Result<std::vector<DurableJob>> Orphans() override { return inner_->Orphans(); }
   Result<std::vector<uint64_t>> CountByState() override { return inner_->CountByState(); }
   StoreStats GetStats() const override { return inner_->GetStats(); }
   std::vector<DurableJob> Puts() {

@@ -2,6 +2,7 @@
 // SqliteStore; SQLite specifics (group commit, reopen, lock) below.
 #include "ax/store.h"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <thread>
@@ -200,6 +201,30 @@ TEST_P(StoreTest, Store_2_9_ChildrenWaitingForParent) {
   auto kids = store_->Children("p");
   ASSERT_EQ(kids->size(), 1u);
   EXPECT_EQ(kids->front().id, "child");
+}
+
+TEST_P(StoreTest, Store_4_5_OrphansWaitForFinishedOrMissingParents) {
+  auto child = [&](std::string id, std::string parent) {
+    DurableJob c = Job(std::move(id), 0);
+    c.next_run.reset();
+    c.parent = std::move(parent);
+    return c;
+  };
+  DurableJob done = Job("done", 1);
+  done.state = JobState::kCompleted;
+  DurableJob dead = Job("dead", 1);
+  dead.state = JobState::kDead;
+  ASSERT_TRUE(
+      store_
+          ->Put({Job("live", 1), done, dead, child("of-live", "live"), child("of-done", "done"),
+                 child("of-dead", "dead"), child("of-missing", "missing")})
+          .ok());
+  auto orphans = store_->Orphans();
+  ASSERT_TRUE(orphans.ok()) << orphans.status().ToString();
+  std::vector<std::string> ids;
+  for (const auto& o : *orphans) ids.push_back(o.id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{"of-dead", "of-done", "of-missing"}));
 }
 
 TEST_P(StoreTest, Store_4_3_AllFieldsRoundTrip) {
