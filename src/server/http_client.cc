@@ -115,11 +115,7 @@ Status Connect(Conn& c, const addrinfo* addrs, const std::string& key, Clock::ti
       }
       int err = 0;
       socklen_t len = sizeof(err);
-      if (rc < 0) {
-        err = errno;
-      } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
-        err = errno;
-      }
+      if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
       rc = err == 0 ? 0 : -1;
       errno = err;
     }
@@ -296,16 +292,17 @@ Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
         break;
       case Outcome::kStale:
         if (reused) continue;  // the pooled connection was closed: once more, anew
-        return Status::Unavailable("http " + key + ": " + error);
+        return Status::Unavailable("http " + key + ": " += error);
       case Outcome::kTimeout:
         return Status::DeadlineExceeded("http " + key + ": no response within the timeout");
       case Outcome::kError:
-        return Status::Unavailable("http " + key + ": " + error);
+        return Status::Unavailable("http " + key + ": " += error);
     }
     auto& res = parser.get();
     ClientResponse out;
     out.status = static_cast<int>(res.result_int());
-    out.content_type = std::string(res[http::field::content_type]);
+    const auto content_type = res[http::field::content_type];
+    out.content_type.assign(content_type.data(), content_type.size());
     out.body = std::move(res.body());
     if (reusable && idle.size() < kMaxIdlePerHost) idle.push_back(std::move(c));
     return out;

@@ -91,9 +91,9 @@ struct Written {
     w.run_scheduled_at = j.run_scheduled_at;
     w.finished_at = j.finished_at;
     std::hash<std::string_view> h;
-    for (std::string_view t : {std::string_view(j.lease_owner), std::string_view(j.last_error),
-                               std::string_view(j.reason), std::string_view(j.schedule),
-                               std::string_view(j.cron), std::string_view(j.tz)}) {
+    const std::string_view texts[] = {j.lease_owner, j.last_error, j.reason,
+                                      j.schedule,    j.cron,       j.tz};
+    for (std::string_view t : texts) {
       w.texts = (w.texts ^ h(t)) * 0x100000001b3ULL + t.size();
     }
     return w;
@@ -217,7 +217,7 @@ Status DurableScheduler::Impl::Init() {
 
 Status DurableScheduler::Impl::Prepare(DurableJob& j, Instant now, size_t index, bool batch) {
   std::string where = batch ? "jobs[" + std::to_string(index) + "]." : "";
-  auto bad = [&](std::string field, std::string why) {
+  auto bad = [&](const std::string& field, const std::string& why) {
     return Status::InvalidArgument(where + field + ": " + why);
   };
   if (j.id.empty()) j.id = GenerateId();

@@ -343,6 +343,7 @@ struct SqliteStore::Impl {
   }
 
   Status OpenAll();
+  Status PrepareAll();  // the statements of both connections
   // Runs a statement that returns no rows on the write connection.
   Status Step(Stmt& st, std::string_view what) {
     int rc = sqlite3_step(st.get());
@@ -388,6 +389,19 @@ Status SqliteStore::Impl::OpenAll() {
   }
   sqlite3_busy_timeout(rdb, 5000);
   AX_RETURN_IF_ERROR(Exec(rdb, "PRAGMA cache_size=-65536"));
+  AX_RETURN_IF_ERROR(PrepareAll());
+  committer = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ax-committer");
+    Run();
+  });
+  completer = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ax-completer");
+    Complete();
+  });
+  return Status();
+}
+
+Status SqliteStore::Impl::PrepareAll() {
   std::string cols = kColumns;
   std::string qs = "?";
   for (int i = 1; i < kColumnCount; ++i) qs += ",?";
@@ -400,7 +414,7 @@ Status SqliteStore::Impl::OpenAll() {
     e = cols.find(", ", b);
     if (e == std::string::npos) e = cols.size();
     std::string c = cols.substr(b, e - b);
-    if (c != "id") sets += (sets.empty() ? "" : ", ") + c + "=excluded." + c;
+    if (c != "id") sets.append(sets.empty() ? "" : ", ").append(c).append("=excluded.").append(c);
   }
   AX_RETURN_IF_ERROR(w_insert.Prepare(wdb, "INSERT INTO jobs(" + cols + ") VALUES(" + qs +
                                                ") ON CONFLICT(id) DO UPDATE SET " + sets +
@@ -438,30 +452,20 @@ Status SqliteStore::Impl::OpenAll() {
                "c.next_run_ns IS NULL AND NOT EXISTS (SELECT 1 FROM jobs AS p WHERE p.id=c.parent "
                "AND p.state<3)"));
   AX_RETURN_IF_ERROR(r_count.Prepare(rdb, "SELECT state, count(*) FROM jobs GROUP BY state"));
-  committer = std::thread([this] {
-    pthread_setname_np(pthread_self(), "ax-committer");
-    Run();
-  });
-  completer = std::thread([this] {
-    pthread_setname_np(pthread_self(), "ax-completer");
-    Complete();
-  });
   return Status();
 }
 
 void SqliteStore::Impl::Enqueue(std::unique_ptr<Op> op) {
   op->enqueued = std::chrono::steady_clock::now();
-  {
-    std::lock_guard lock(mu);
-    if (!stopping) {
-      queue.push_back(std::move(op));
-    }
-  }
-  if (op) {
+  std::unique_lock lock(mu);
+  if (stopping) {
+    lock.unlock();
     op->status = Status::ShuttingDown("the store is closing");
     Finish(*op);
     return;
   }
+  queue.push_back(std::move(op));
+  lock.unlock();
   cv.notify_one();
 }
 
