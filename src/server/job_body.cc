@@ -127,6 +127,16 @@ bool ValidToken(std::string_view s) {
   return true;
 }
 
+// A target's optional "timeout" (> 0), into its canonical form.
+Status ParseTargetTimeout(const json& v, const std::string& p, json& canon) {
+  if (!v.contains("timeout")) return Status();
+  auto d = GetDuration(v.at("timeout"), p + ".timeout");
+  if (!d.ok()) return d.status();
+  if (*d <= Duration(0)) return Bad(p + ".timeout", "must be > 0");
+  canon["timeout"] = FormatDuration(*d);
+  return Status();
+}
+
 Status ParseHttpTargetJson(const json& v, const std::string& p, json& canon) {
   if (!v.is_object()) return Bad(p, "must be an object");
   AX_RETURN_IF_ERROR(OnlyKeys(v, p, {"method", "url", "headers", "body", "timeout"}));
@@ -163,13 +173,7 @@ Status ParseHttpTargetJson(const json& v, const std::string& p, json& canon) {
     body = *b;
   }
   canon = json{{"method", method}, {"url", *url}, {"headers", headers}, {"body", body}};
-  if (v.contains("timeout")) {
-    auto d = GetDuration(v.at("timeout"), p + ".timeout");
-    if (!d.ok()) return d.status();
-    if (*d <= Duration(0)) return Bad(p + ".timeout", "must be > 0");
-    canon["timeout"] = FormatDuration(*d);
-  }
-  return Status();
+  return ParseTargetTimeout(v, p, canon);
 }
 
 Status ParseExecTargetJson(const json& v, const std::string& p, json& canon) {
@@ -187,13 +191,7 @@ Status ParseExecTargetJson(const json& v, const std::string& p, json& canon) {
   }
   if (argv[0].get_ref<const std::string&>().empty()) return Bad(p + ".argv[0]", "empty program");
   canon = json{{"argv", argv}};
-  if (v.contains("timeout")) {
-    auto d = GetDuration(v.at("timeout"), p + ".timeout");
-    if (!d.ok()) return d.status();
-    if (*d <= Duration(0)) return Bad(p + ".timeout", "must be > 0");
-    canon["timeout"] = FormatDuration(*d);
-  }
-  return Status();
+  return ParseTargetTimeout(v, p, canon);
 }
 
 Status ParseTarget(const json& v, const std::string& p, DurableJob& j) {

@@ -170,7 +170,16 @@ std::unique_ptr<Scheduler> MakeScheduler(int threads) {
   return std::move(*s);
 }
 
-void Finish(int rc) {
+std::string FireError(bool ok, long schedule_errors) {
+  if (ok) return "";
+  return schedule_errors != 0 ? std::to_string(schedule_errors) + " schedule calls failed"
+                              : "not all timers fired before timeout";
+}
+
+void Finish(JsonLine& j, const std::string& error) {
+  if (!error.empty()) j.Str("error", error);
+  j.Print();
+  const int rc = error.empty() ? 0 : 1;
   std::fflush(stdout);
   std::fflush(stderr);
   _exit(rc);

@@ -84,8 +84,12 @@ void AddLateness(JsonLine& j, const std::vector<int64_t>& lateness_ns);
 // workers, default options otherwise). Exits with a message on failure.
 std::unique_ptr<Scheduler> MakeScheduler(int threads);
 
-// Flushes stdout and _exit()s (no teardown of the pending jobs).
-[[noreturn]] void Finish(int rc);
+// Prints `j`, with an "error" key when `error` is not empty, flushes stdout
+// and _exit()s (no teardown of the pending jobs): status 0, or 1 on error.
+[[noreturn]] void Finish(JsonLine& j, const std::string& error);
+// W2, W3: the error of a run that scheduled n timers and waited for them
+// (`ok`: all fired in time); empty when there is none.
+std::string FireError(bool ok, long schedule_errors);
 
 // The workloads. Each prints its line and calls Finish().
 [[noreturn]] void RunW1(const BenchArgs& args);

@@ -32,13 +32,7 @@ void RunIdle(const BenchArgs& args) {
       .Num("idle_cpu_ms", cpu1 - cpu0, 2)
       .Int("wakeups", static_cast<long long>(wakeups1 - wakeups0))
       .Num("rss_bytes_per_pending", static_cast<double>(rss1 - rss0) / static_cast<double>(n));
-  int rc = 0;
-  if (errors != 0) {
-    rc = 1;
-    j.Str("error", std::to_string(errors) + " schedule calls failed");
-  }
-  j.Print();
-  Finish(rc);
+  Finish(j, errors != 0 ? std::to_string(errors) + " schedule calls failed" : "");
 }
 
 }  // namespace ax::cli::bench

@@ -55,14 +55,10 @@ void RunW1(const BenchArgs& args) {
       .Num("rss_bytes_per_pending", static_cast<double>(hwm - rss0) / static_cast<double>(n))
       .Int("fired_during_test", fired.load())
       .Int("cancelled", static_cast<long long>(n) - cancel_errors);
-  int rc = 0;
-  if (schedule_errors != 0 || cancel_errors != 0) {
-    rc = 1;
-    j.Str("error", std::to_string(schedule_errors) + " schedule and " +
-                       std::to_string(cancel_errors) + " cancel calls failed");
-  }
-  j.Print();
-  Finish(rc);
+  Finish(j, schedule_errors != 0 || cancel_errors != 0
+                ? std::to_string(schedule_errors) + " schedule and " +
+                      std::to_string(cancel_errors) + " cancel calls failed"
+                : "");
 }
 
 }  // namespace ax::cli::bench

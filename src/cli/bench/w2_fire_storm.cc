@@ -46,14 +46,7 @@ void RunW2(const BenchArgs& args) {
       .Num("cpu_ms", cpu)
       .Int("schedule_done_before_deadline", t1 <= deadline_ns ? 1 : 0)
       .Int("fired", count.load());
-  int rc = 0;
-  if (!ok) {
-    rc = 1;
-    j.Str("error", schedule_errors != 0 ? std::to_string(schedule_errors) + " schedule calls failed"
-                                        : std::string("not all timers fired before timeout"));
-  }
-  j.Print();
-  Finish(rc);
+  Finish(j, FireError(ok, schedule_errors));
 }
 
 }  // namespace ax::cli::bench

@@ -57,14 +57,7 @@ void RunW3(const BenchArgs& args) {
   const double cpu = ProcessCpuMs();
   AddLateness(j, lat);
   j.Num("cpu_ms", cpu).Int("scheduled_at_mismatch", scheduled_mismatch.load());
-  int rc = 0;
-  if (!ok) {
-    rc = 1;
-    j.Str("error", schedule_errors != 0 ? std::to_string(schedule_errors) + " schedule calls failed"
-                                        : std::string("not all timers fired before timeout"));
-  }
-  j.Print();
-  Finish(rc);
+  Finish(j, FireError(ok, schedule_errors));
 }
 
 }  // namespace ax::cli::bench

@@ -132,14 +132,10 @@ void RunW4(const BenchArgs& args) {
       .Num("mutator_cpu_ms", mutator_cpu)
       .Num("cpu_pct_of_core", 100.0 * phase_cpu / phase_ms, 2)
       .Num("engine_cpu_pct_of_core", 100.0 * (phase_cpu - mutator_cpu) / phase_ms, 2);
-  int rc = 0;
-  if (errors != 0 || change_errors != 0) {
-    rc = 1;
-    j.Str("error", std::to_string(errors) + " schedule and " + std::to_string(change_errors) +
-                       " change calls failed");
-  }
-  j.Print();
-  Finish(rc);
+  Finish(j, errors != 0 || change_errors != 0
+                ? std::to_string(errors) + " schedule and " + std::to_string(change_errors) +
+                      " change calls failed"
+                : "");
 }
 
 }  // namespace ax::cli::bench
