@@ -30,9 +30,7 @@ std::string DurationText(Duration d) {
 // ---------------------------------------------------------------- timers
 
 void SchedulerImpl::Arm(uint32_t slot, Instant deadline) {
-  Job& j = jobs_[slot];
   const int64_t ns = ToUnixNanos(deadline);
-  j.due = deadline;
   if (wheel_.Contains(slot)) {
     wheel_.Reschedule(slot, ns);
   } else {
@@ -125,7 +123,9 @@ size_t SchedulerImpl::ProcessDue(Instant now, bool jobs, std::vector<uint32_t>& 
   if (!shutting_down_ && jobs) {
     due_.clear();
     handled = wheel_.PopExpired(now_ns, kBatch, due_);
-    for (uint32_t slot : due_) Fire(slot, now, dispatch);
+    due_at_.clear();
+    for (uint32_t slot : due_) due_at_.push_back(FromUnixNanos(wheel_.PoppedDeadline(slot)));
+    for (size_t i = 0; i < due_.size(); ++i) Fire(due_[i], due_at_[i], now, dispatch);
   }
   run_due_.clear();
   handled = std::max(handled, run_wheel_.PopExpired(now_ns, kBatch, run_due_));
@@ -163,14 +163,14 @@ uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
   return idx;
 }
 
-void SchedulerImpl::Fire(uint32_t slot, Instant now, std::vector<uint32_t>& dispatch) {
+void SchedulerImpl::Fire(uint32_t slot, Instant due, Instant now, std::vector<uint32_t>& dispatch) {
   Job& j = jobs_[slot];
   if (j.free || IsTerminal(j.state) || j.state == JobState::kPaused) return;
   if (j.kind == JobKind::kOnce) {
-    dispatch.push_back(NewRun(slot, j.cold ? j.cold->attempt : 1, j.due));
+    dispatch.push_back(NewRun(slot, j.cold ? j.cold->attempt : 1, due));
     return;
   }
-  FirePeriodic(slot, j.due, now, dispatch);
+  FirePeriodic(slot, due, now, dispatch);
 }
 
 void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
@@ -300,6 +300,9 @@ void SchedulerImpl::PurgeRetired(Instant now) {
     std::optional<Instant> expiry = AddDuration(r.at, options_.retention);
     if (retained <= options_.max_retained && expiry && *expiry > now) break;
     ++retired_head_;
+    // The record after the next one is purged by this loop or by the next
+    // call (one per Terminate when over max_retained): start loading it.
+    if (retired_head_ + 1 < retired_.size()) jobs_.Prefetch(retired_[retired_head_ + 1].slot);
     Job& j = jobs_[r.slot];
     if (j.free || j.gen != r.gen || !IsTerminal(j.state)) continue;
     if (j.held > 0) {  // a timed-out callback still runs: keep the record
@@ -728,7 +731,7 @@ Event SchedulerImpl::MakeEvent(EventType type, uint32_t slot, Instant now) const
   e.id = JobId(slot, jobs_[slot].gen);
   e.key = KeyOf(jobs_[slot]);
   e.at = now;
-  if (wheel_.Contains(slot)) e.next_run = jobs_[slot].due;
+  if (wheel_.Contains(slot)) e.next_run = FromUnixNanos(wheel_.Deadline(slot));
   return e;
 }
 

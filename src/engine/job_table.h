@@ -18,6 +18,8 @@
 #include "ax/task.h"
 #include "ax/time.h"
 
+#include "timer/chunk_arena.h"
+
 namespace ax::internal {
 
 inline constexpr uint32_t kNoIndex = UINT32_MAX;
@@ -73,10 +75,11 @@ struct Job {
   uint16_t active = 0;      // runs dispatched and not yet resolved
   uint16_t held = 0;        // runs dispatched whose callback has not returned
   uint32_t run = kNoIndex;  // the active run, for jobs without a cold record
-  Instant due{};            // the deadline on the wheel, when on it
   Task task;
   std::unique_ptr<JobCold> cold;
 };
+// A pending plain job costs this plus the wheel's 28 B (rss_bytes_per_pending).
+static_assert(sizeof(Job) <= 48);
 
 // A run's phase, decided by compare-and-swap: a worker takes kQueued ->
 // kStarted (without the scheduler's lock for plain runs), a cancel or
@@ -101,12 +104,26 @@ struct Run {
 };
 
 // A slab of T in fixed chunks; indices are dense and records never move.
+// Chunks come from a ChunkArena (huge pages once the slab is large).
 template <class T>
 class Slab {
  public:
+  Slab() = default;
+  Slab(const Slab&) = delete;
+  Slab& operator=(const Slab&) = delete;
+  ~Slab() {
+    for (T* chunk : chunks_) std::destroy_n(chunk, kChunk);
+  }
+
   T& operator[](uint32_t i) { return chunks_[i >> kShift][i & kMask]; }
   const T& operator[](uint32_t i) const { return chunks_[i >> kShift][i & kMask]; }
   uint32_t size() const { return size_; }
+  // Starts loading record i (every cache line it spans). REQUIRES: i < size().
+  void Prefetch(uint32_t i) const {
+    const char* p = reinterpret_cast<const char*>(&(*this)[i]);
+    for (size_t off = 0; off < sizeof(T); off += 64) __builtin_prefetch(p + off, 1);
+    __builtin_prefetch(p + sizeof(T) - 1, 1);
+  }
   // Index of a fresh or recycled record (the caller resets its fields).
   uint32_t Allocate() {
     if (!free_.empty()) {
@@ -114,7 +131,11 @@ class Slab {
       free_.pop_back();
       return i;
     }
-    if ((size_ & kMask) == 0) chunks_.push_back(std::make_unique<T[]>(kChunk));
+    if ((size_ & kMask) == 0) {
+      T* chunk = static_cast<T*>(arena_.Get());
+      std::uninitialized_value_construct_n(chunk, kChunk);
+      chunks_.push_back(chunk);
+    }
     return size_++;
   }
   void Release(uint32_t i) { free_.push_back(i); }
@@ -124,7 +145,8 @@ class Slab {
   static constexpr uint32_t kShift = 12;
   static constexpr uint32_t kChunk = 1u << kShift;
   static constexpr uint32_t kMask = kChunk - 1;
-  std::vector<std::unique_ptr<T[]>> chunks_;
+  ChunkArena arena_{kChunk * sizeof(T)};
+  std::vector<T*> chunks_;
   std::vector<uint32_t> free_;
   uint32_t size_ = 0;
 };

@@ -419,7 +419,8 @@ Status SchedulerImpl::Pause(JobRef ref) {
                                   std::string(JobStateName(j.state)));
     }
     JobCold& c = Cold(j);
-    if (j.kind == JobKind::kOnce && wheel_.Contains(slot)) c.one_shot_at = j.due;
+    if (j.kind == JobKind::kOnce && wheel_.Contains(slot))
+      c.one_shot_at = FromUnixNanos(wheel_.Deadline(slot));
     wheel_.Remove(slot);
     c.retry_pending = false;
     j.state = JobState::kPaused;
@@ -602,6 +603,12 @@ Result<uint32_t> SchedulerImpl::Resolve(const JobRef& ref) const {
       return it->second;
     }
   }
+  if (id.slot() < jobs_.size()) {
+    // Both are cache-cold when a caller touches jobs at random; load them in
+    // parallel rather than one after the other.
+    jobs_.Prefetch(id.slot());
+    wheel_.Prefetch(id.slot());
+  }
   if (!id.valid() || id.slot() >= jobs_.size() || jobs_[id.slot()].free ||
       jobs_[id.slot()].gen != id.generation()) {
     return Status::NotFound("job " + id.ToString() + " not found");
@@ -634,7 +641,7 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
   info.id = JobId(slot, j.gen);
   info.kind = j.kind;
   info.state = j.state;
-  if (wheel_.Contains(slot)) info.next_run = j.due;
+  if (wheel_.Contains(slot)) info.next_run = FromUnixNanos(wheel_.Deadline(slot));
   if (const JobCold* c = j.cold.get()) {
     info.key = c->key;
     info.period = c->period;

@@ -118,7 +118,7 @@ class SchedulerImpl final : public Scheduler {
   // ---- the scheduler thread
   void Loop();
   size_t ProcessDue(Instant now, bool jobs, std::vector<uint32_t>& dispatch);
-  void Fire(uint32_t slot, Instant now, std::vector<uint32_t>& dispatch);
+  void Fire(uint32_t slot, Instant due, Instant now, std::vector<uint32_t>& dispatch);
   void FirePeriodic(uint32_t slot, Instant due, Instant now, std::vector<uint32_t>& dispatch);
   void Skip(uint32_t slot, Instant tick, uint64_t count, std::string_view why, Instant now);
   void Overlapping(uint32_t slot, Instant tick, Instant now, std::vector<uint32_t>& dispatch);
@@ -177,6 +177,7 @@ class SchedulerImpl final : public Scheduler {
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
   std::atomic<bool> throttled_{false};      // Loop holds due jobs back (kMaxHeld)
   std::vector<uint32_t> due_;               // scratch of the scheduler thread
+  std::vector<Instant> due_at_;             //   and the deadlines of due_
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until
   bool shutting_down_ = false;

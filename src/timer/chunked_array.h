@@ -2,7 +2,8 @@
 // of 2^kChunkBits elements. Growing never moves elements (no pause to copy
 // hundreds of MB on the owner thread) and over-allocates at most one chunk,
 // where a doubling vector may hold twice what it needs. Lookup costs one
-// extra load from a small, cache-resident chunk table.
+// extra load from a small, cache-resident chunk table. Chunks come from a
+// ChunkArena (huge pages once the array is large).
 #pragma once
 
 #include <cstddef>
@@ -10,12 +11,21 @@
 #include <memory>
 #include <vector>
 
+#include "timer/chunk_arena.h"
+
 namespace ax::internal {
 
 template <typename T, int kChunkBits = 12>
 class ChunkedArray {
  public:
   static constexpr size_t kChunkSize = size_t{1} << kChunkBits;
+
+  ChunkedArray() = default;
+  ChunkedArray(const ChunkedArray&) = delete;
+  ChunkedArray& operator=(const ChunkedArray&) = delete;
+  ~ChunkedArray() {
+    for (T* chunk : chunks_) std::destroy_n(chunk, kChunkSize);
+  }
 
   // Number of addressable elements (a multiple of kChunkSize).
   size_t size() const { return chunks_.size() * kChunkSize; }
@@ -27,7 +37,11 @@ class ChunkedArray {
 
   // Makes `index` addressable; new elements are value-initialised.
   void EnsureIndex(uint32_t index) {
-    while (size() <= index) chunks_.push_back(std::make_unique<T[]>(kChunkSize));
+    while (size() <= index) {
+      T* chunk = static_cast<T*>(arena_.Get());
+      std::uninitialized_value_construct_n(chunk, kChunkSize);
+      chunks_.push_back(chunk);
+    }
   }
 
   size_t MemoryBytes() const {
@@ -35,7 +49,8 @@ class ChunkedArray {
   }
 
  private:
-  std::vector<std::unique_ptr<T[]>> chunks_;
+  ChunkArena arena_{kChunkSize * sizeof(T)};
+  std::vector<T*> chunks_;
 };
 
 }  // namespace ax::internal

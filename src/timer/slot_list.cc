@@ -1,30 +1,19 @@
 #include "timer/slot_list.h"
 
-namespace ax::internal {
+#include <new>
 
-ChunkPool::~ChunkPool() {
-  for (SlotChunk* chunk : idle_) delete chunk;
-}
+namespace ax::internal {
 
 SlotChunk* ChunkPool::Get() {
   if (idle_.empty()) {
     ++allocated_;
-    return new SlotChunk;
+    return ::new (arena_.Get()) SlotChunk;
   }
   SlotChunk* chunk = idle_.back();
   idle_.pop_back();
   chunk->next = nullptr;
   chunk->count = 0;
   return chunk;
-}
-
-void ChunkPool::Put(SlotChunk* chunk) {
-  if (idle_.size() < kMaxIdle) {
-    idle_.push_back(chunk);
-  } else {
-    --allocated_;
-    delete chunk;
-  }
 }
 
 void SlotList::AddChunk(ChunkPool& pool) {

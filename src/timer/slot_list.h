@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "timer/chunk_arena.h"
+
 namespace ax::internal {
 
 struct SlotEntry {
@@ -35,20 +37,21 @@ struct SlotChunk {
   SlotEntry entries[kCapacity];
 };
 
-// Recycles chunks; keeps at most kMaxIdle of them and frees the rest.
+// Hands out chunks and takes drained ones back for reuse. Chunks come from a
+// ChunkArena (huge pages once there are many) and return to the OS only when
+// the pool is destroyed: a wheel keeps the memory of its largest backlog.
 class ChunkPool {
  public:
   ChunkPool() = default;
   ChunkPool(const ChunkPool&) = delete;
   ChunkPool& operator=(const ChunkPool&) = delete;
-  ~ChunkPool();
 
   SlotChunk* Get();
-  void Put(SlotChunk* chunk);
+  void Put(SlotChunk* chunk) { idle_.push_back(chunk); }
   size_t chunks_allocated() const { return allocated_; }
 
  private:
-  static constexpr size_t kMaxIdle = 256;  // 1 MiB
+  ChunkArena arena_{sizeof(SlotChunk)};
   std::vector<SlotChunk*> idle_;
   size_t allocated_ = 0;
 };

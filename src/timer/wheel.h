@@ -74,8 +74,15 @@ class TimerWheel {
   void Insert(uint32_t id, int64_t deadline_ns);
   bool Remove(uint32_t id);
   bool Contains(uint32_t id) const { return id < nodes_.size() && State(nodes_[id]) != kAbsent; }
+  // Starts loading id's node, for a caller about to Remove or Reschedule it.
+  void Prefetch(uint32_t id) const {
+    if (id < nodes_.size()) PrefetchNode(id);
+  }
   // REQUIRES: Contains(id).
   int64_t Deadline(uint32_t id) const { return nodes_[id].deadline; }
+  // The deadline of an id PopExpired has just handed out (valid until the id
+  // is inserted again).
+  int64_t PoppedDeadline(uint32_t id) const { return nodes_[id].deadline; }
   void Reschedule(uint32_t id, int64_t deadline_ns) {
     Remove(id);
     Insert(id, deadline_ns);
