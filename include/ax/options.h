@@ -80,6 +80,12 @@ struct SchedulerOptions {
   std::function<void(const Event&)> on_dead_letter;
   // Seed of the jitter generator (deterministic tests).
   uint64_t seed = 42;
+  // How much later than its deadline the scheduler may start a job, so that
+  // deadlines close together share one wake-up (like Linux timer slack or
+  // systemd's AccuracySec). Never earlier. 0 (default): every deadline gets
+  // its own wake-up, as exact as the OS allows. Applies to run timeouts and
+  // slow thresholds too. Between 0 and 1 h.
+  Duration timer_slack{0};
 };
 
 }  // namespace ax

@@ -26,10 +26,22 @@ inline constexpr Instant kInstantMax = Instant::max();
 inline constexpr Instant kInstantMin = Instant::min();
 
 // t + d, or nullopt when the sum does not fit in int64 nanoseconds.
-std::optional<Instant> AddDuration(Instant t, Duration d);
+inline std::optional<Instant> AddDuration(Instant t, Duration d) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(ToUnixNanos(t), d.count(), &out)) return std::nullopt;
+  return FromUnixNanos(out);
+}
 // a + b, or nullopt on overflow.
-std::optional<Duration> AddDurations(Duration a, Duration b);
+inline std::optional<Duration> AddDurations(Duration a, Duration b) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(a.count(), b.count(), &out)) return std::nullopt;
+  return Duration(out);
+}
 // d * k, or nullopt on overflow.
-std::optional<Duration> MulDuration(Duration d, int64_t k);
+inline std::optional<Duration> MulDuration(Duration d, int64_t k) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(d.count(), k, &out)) return std::nullopt;
+  return Duration(out);
+}
 
 }  // namespace ax

@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
   bench->add_option("--duration", bench_args.duration_s,
                     "W4: seconds of mutation; idle: seconds of idling");
   bench->add_option("--timeout", bench_args.timeout_s, "Seconds to wait past the last deadline");
+  bench->add_option("--timer-slack-ms", bench_args.timer_slack_ms,
+                    "SchedulerOptions::timer_slack in ms (default 0: exact)");
   bench->callback([&] { std::exit(ax::cli::BenchCommand(bench_args)); });
   CLI11_PARSE(app, argc, argv);
   return 0;

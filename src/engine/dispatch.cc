@@ -36,10 +36,7 @@ void SchedulerImpl::Arm(uint32_t slot, Instant deadline) {
   } else {
     wheel_.Insert(slot, ns);
   }
-  if (ns < armed_) {
-    armed_ = ns;
-    interrupt_.Signal();
-  }
+  WakeBy(ns);
 }
 
 void SchedulerImpl::ArmRunTimer(uint32_t run) {
@@ -49,10 +46,22 @@ void SchedulerImpl::ArmRunTimer(uint32_t run) {
   if (next == kInstantMax) return;
   const int64_t ns = ToUnixNanos(next);
   run_wheel_.Insert(run, ns);
-  if (ns < armed_) {
-    armed_ = ns;
+  WakeBy(ns);
+}
+
+// Makes the scheduler thread wake for a deadline at `ns`, within the slack.
+void SchedulerImpl::WakeBy(int64_t ns) {
+  const int64_t wake = WithSlack(ns);
+  if (wake < armed_) {
+    armed_ = wake;
     interrupt_.Signal();
   }
+}
+
+// The latest instant the scheduler may wake for a deadline at `ns`.
+int64_t SchedulerImpl::WithSlack(int64_t ns) const {
+  const int64_t slack = options_.timer_slack.count();
+  return ns > INT64_MAX - slack ? INT64_MAX : ns + slack;
 }
 
 std::optional<Instant> SchedulerImpl::NextTick(const Job& j, Instant after) const {
@@ -90,7 +99,9 @@ void SchedulerImpl::Loop() {
         more = true;
       }
     }
-    armed_ = more ? INT64_MIN : next;
+    // With a slack, the thread sleeps past the earliest deadline, and every
+    // deadline up to the wake-up shares it.
+    armed_ = more ? INT64_MIN : WithSlack(next);
     for (uint32_t run : dispatch) runs.push_back(&runs_[run]);
     idle_cv_.notify_all();
     l.unlock();
@@ -99,7 +110,7 @@ void SchedulerImpl::Loop() {
       dispatch.clear();
       runs.clear();
     }
-    if (!more) clock_->WaitUntil(FromUnixNanos(next), interrupt_);
+    if (!more) clock_->WaitUntil(FromUnixNanos(armed_), interrupt_);
     interrupt_.Clear();
     Relock(l);
     ++stats_.wakeups;
@@ -695,6 +706,7 @@ void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
     plan.first_given = c.release_at.has_value() || child.kind == JobKind::kEvery;
     plan.at = c.release_at.value_or(AddDuration(now, c.release_delay).value_or(kInstantMax));
     FirstSchedule(*s, plan, now);
+    if (!events_) continue;
     Event e = MakeEvent(EventType::kScheduled, *s, now);
     e.message = "parent " + id.ToString() + " completed";
     Emit(std::move(e));

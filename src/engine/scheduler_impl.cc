@@ -19,6 +19,10 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerOptions options) {
   if (options.retention.count() < 0) {
     return Status::InvalidArgument("retention: must not be negative");
   }
+  if (options.timer_slack.count() < 0 || options.timer_slack > std::chrono::hours(1)) {
+    return Status::InvalidArgument("timer_slack: must be between 0 and 1h, got " +
+                                   std::to_string(options.timer_slack.count()) + "ns");
+  }
   if (options.workers == 0) {
     options.workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
@@ -510,9 +514,11 @@ Status SchedulerImpl::SetDelay(JobRef ref, Duration delay) {
         return Status::InvalidState("set_delay: job " + IdText(slot) + " is " +
                                     std::string(JobStateName(j.state)));
     }
-    Event e = MakeEvent(EventType::kScheduled, slot, now);
-    e.next_run = *at;
-    Emit(std::move(e));
+    if (events_) {
+      Event e = MakeEvent(EventType::kScheduled, slot, now);
+      e.next_run = *at;
+      Emit(std::move(e));
+    }
   }
   return Status();
 }

@@ -113,6 +113,8 @@ class SchedulerImpl final : public Scheduler {
   // ---- timers (REQUIRES mu_)
   void Arm(uint32_t slot, Instant deadline);
   void ArmRunTimer(uint32_t run);
+  void WakeBy(int64_t ns);
+  int64_t WithSlack(int64_t ns) const;
   std::optional<Instant> NextTick(const Job& j, Instant after) const;
 
   // ---- the scheduler thread

@@ -45,7 +45,7 @@ struct Plan {
   std::string host;
   uint16_t port = 0;
   std::string token;
-  Duration window, retention, drain;
+  Duration window, retention, drain, timer_slack;
 };
 
 Result<Plan> Check(const ServeConfig& c) {
@@ -76,6 +76,12 @@ Result<Plan> Check(const ServeConfig& c) {
   if (!r.ok()) return r.status();
   auto d = Dur("drain-timeout", c.drain_timeout);
   if (!d.ok()) return d.status();
+  auto slack = Dur("timer-slack", c.timer_slack);
+  if (!slack.ok()) return slack.status();
+  if (*slack < Duration(0) || *slack > std::chrono::hours(1)) {
+    return Status::InvalidArgument("timer-slack: 0 to 1h");
+  }
+  p.timer_slack = *slack;
   if (*w <= Duration(0)) return Status::InvalidArgument("window: must be > 0");
   p.window = *w;
   p.retention = *r;
@@ -117,6 +123,7 @@ int ServeCommand(const ServeConfig& c) {
   dopt.window = plan->window;
   dopt.retention = plan->retention;
   dopt.engine.workers = c.workers;
+  dopt.engine.timer_slack = plan->timer_slack;
   dopt.engine.on_dead_letter = [](const Event& ev) {
     spdlog::warn("event=dead id={} attempt={} error={}", Q(ev.key), ev.attempt, Q(ev.message));
   };
@@ -207,6 +214,9 @@ void AddServeCommand(CLI::App& app) {
   s->add_option("--sync", cfg->sync, "SQLite synchronous mode: full (fsync per commit) or normal")
       ->capture_default_str();
   s->add_option("--drain-timeout", cfg->drain_timeout, "how long SIGTERM waits for running jobs")
+      ->capture_default_str();
+  s->add_option("--timer-slack", cfg->timer_slack,
+                "how late a job may start so that close deadlines share a wake-up")
       ->capture_default_str();
   s->add_option("--log-level", cfg->log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();

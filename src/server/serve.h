@@ -24,6 +24,9 @@ struct ServeConfig {
   std::string retention = "7d";  // terminal jobs are purged after it (4.7)
   std::string sync = "full";     // SQLite synchronous: full | normal
   std::string drain_timeout = "10s";
+  // How late a job may start so that close deadlines share a wake-up
+  // (SchedulerOptions::timer_slack); 0 = as exact as the OS allows.
+  std::string timer_slack = "0s";
   std::string log_level = "info";  // trace debug info warn error off
   // When set, the bound port is written to this file once listening
   // (lets tests use port 0).

@@ -1,4 +1,7 @@
 // SPEC 2.4: firing by one scheduler thread and a pool of workers.
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "fixture.h"
@@ -7,6 +10,35 @@ namespace ax::testing {
 namespace {
 
 class FiringTest : public EngineTest {};
+
+// Delegates to the fixture's ManualClock and records what the scheduler
+// thread last asked to sleep until.
+class SleepRecorder final : public Clock {
+ public:
+  explicit SleepRecorder(std::shared_ptr<ManualClock> inner) : inner_(std::move(inner)) {}
+  Instant Now() const override { return inner_->Now(); }
+  void WaitUntil(Instant deadline, Interrupt& interrupt) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      last_ = deadline;
+      cv_.notify_all();
+    }
+    inner_->WaitUntil(deadline, interrupt);
+  }
+  bool IsManual() const override { return true; }
+  // Whether the scheduler thread goes to sleep until `deadline` (10 s cap: a
+  // broken engine, not timing).
+  bool SleepsUntil(Instant deadline) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, seconds(10), [&] { return last_ == deadline; });
+  }
+
+ private:
+  std::shared_ptr<ManualClock> inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Instant last_{};
+};
 
 TEST_F(FiringTest, Engine_2_4_SameDeadlineKeepsSubmissionOrder) {
   Start(1);
@@ -53,6 +85,56 @@ TEST_F(FiringTest, Engine_2_4_StormBeyondTheHandOffLimitRunsOnceEachInOrder) {
   ASSERT_EQ(order.size(), static_cast<size_t>(n - 1));
   for (int i = 0; i < n - 1; ++i) ASSERT_EQ(order[i], i);
   EXPECT_EQ(InfoOf(ids[n - 1]).state, JobState::kCancelled);
+}
+
+TEST_F(FiringTest, Engine_2_4_TimerSlackSharesOneWakeUpAndNeverRunsEarly) {
+  std::shared_ptr<SleepRecorder> recorder;
+  Start(1, [&](SchedulerOptions& o) {
+    recorder = std::make_shared<SleepRecorder>(clock_);
+    o.clock = recorder;
+    o.timer_slack = milliseconds(3);
+  });
+  // Work inside one 16.8 ms tick of the wheel, where its next deadline is
+  // exact rather than a slot's start (timer/wheel.h): from the tick boundary
+  // that follows kStart (kStart is 16,384,000 ns into its tick).
+  Advance(nanoseconds(393'216));
+  const Instant p = clock_->Now();
+  ASSERT_EQ(ToUnixNanos(p) % (int64_t{1} << 24), 0);
+  std::atomic<int> ran{0};  // bit i: job i ran
+  const int offsets_ms[] = {1, 2, 8};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(s_->At(p + milliseconds(offsets_ms[i]), [&ran, i] { ran.fetch_or(1 << i); }).ok());
+  }
+  // Asleep until the first deadline plus the slack, not the deadline itself.
+  EXPECT_TRUE(recorder->SleepsUntil(p + milliseconds(4)));
+  Advance(milliseconds(1) - nanoseconds(1));
+  EXPECT_EQ(ran.load(), 0);
+  // Woken at 1 ms anyway (the manual clock wakes it on every step): what is
+  // due runs then, the 2 ms job does not run early, and the next sleep ends
+  // at 2 + 3 ms.
+  Advance(nanoseconds(1));
+  EXPECT_EQ(ran.load(), 0b001);
+  EXPECT_TRUE(recorder->SleepsUntil(p + milliseconds(5)));
+  Advance(milliseconds(1));
+  EXPECT_EQ(ran.load(), 0b011);
+  EXPECT_TRUE(recorder->SleepsUntil(p + milliseconds(11)));
+  // A job submitted with an earlier deadline moves the wake-up forward.
+  ASSERT_TRUE(s_->At(p + milliseconds(5), [&ran] { ran.fetch_or(1 << 3); }).ok());
+  EXPECT_TRUE(recorder->SleepsUntil(p + milliseconds(8)));
+  Advance(milliseconds(6));
+  EXPECT_EQ(ran.load(), 0b1111);
+}
+
+TEST_F(FiringTest, Engine_2_4_TimerSlackOutsideItsRangeIsRefused) {
+  for (Duration slack : {Duration(-1), Duration(hours(1) + nanoseconds(1))}) {
+    SchedulerOptions o;
+    o.clock = std::make_shared<ManualClock>(kStart);
+    o.timer_slack = slack;
+    Result<std::unique_ptr<Scheduler>> s = Scheduler::Create(o);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.status().message(), ::testing::HasSubstr("timer_slack"));
+  }
 }
 
 TEST_F(FiringTest, Engine_2_4_EarlierDeadlinesStartFirst) {

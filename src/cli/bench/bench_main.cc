@@ -1,7 +1,7 @@
 // ax_bench_standalone: `ax bench` as its own program, for running the
 // workloads before (or without) the `ax` binary.
 //   ax_bench_standalone W1|W2|W3|W4 [--n N] [--threads T] [--background B]
-//                       [--duration S] [--timeout S]
+//                       [--duration S] [--timeout S] [--timer-slack-ms MS]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   auto usage = [&] {
     std::fprintf(stderr,
                  "usage: %s W1|W2|W3|W4 [--n N] [--threads T] [--background B] "
-                 "[--duration S] [--timeout S]\n",
+                 "[--duration S] [--timeout S] [--timer-slack-ms MS]\n",
                  argv[0]);
     return 2;
   };
@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
       a.duration_s = std::atof(v);
     } else if (k == "--timeout") {
       a.timeout_s = std::atof(v);
+    } else if (k == "--timer-slack-ms") {
+      a.timer_slack_ms = std::atof(v);
     } else {
       return usage();
     }

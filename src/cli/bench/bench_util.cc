@@ -136,6 +136,7 @@ JsonLine Header(const BenchArgs& args, int threads) {
   JsonLine j;
   j.Str("system", "ax").Str("workload", args.workload).Int("n", args.n).Int("threads", threads);
   if (args.workload == "W3") j.Int("background", args.background);
+  if (args.timer_slack_ms != 0) j.Num("timer_slack_ms", args.timer_slack_ms);
   return j;
 }
 
@@ -158,9 +159,11 @@ void AddLateness(JsonLine& j, const std::vector<int64_t>& lateness_ns) {
       .Int("fired", static_cast<long long>(v.size()));
 }
 
-std::unique_ptr<Scheduler> MakeScheduler(int threads) {
+std::unique_ptr<Scheduler> MakeScheduler(const BenchArgs& args) {
   SchedulerOptions o;
-  o.workers = threads;
+  o.workers = args.threads;
+  o.timer_slack = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double, std::milli>(args.timer_slack_ms));
   Result<std::unique_ptr<Scheduler>> s = Scheduler::Create(std::move(o));
   if (!s.ok()) {
     std::fprintf(stderr, "ax bench: %s\n", s.status().ToString().c_str());

@@ -81,8 +81,9 @@ inline constexpr int64_t kNotFired = INT64_MIN;
 void AddLateness(JsonLine& j, const std::vector<int64_t>& lateness_ns);
 
 // Creates the scheduler the workloads measure (SystemClock, `threads`
-// workers, default options otherwise). Exits with a message on failure.
-std::unique_ptr<Scheduler> MakeScheduler(int threads);
+// workers, the timer slack asked for, default options otherwise). Exits with
+// a message on failure.
+std::unique_ptr<Scheduler> MakeScheduler(const BenchArgs& args);
 
 // Prints `j`, with an "error" key when `error` is not empty, flushes stdout
 // and _exit()s (no teardown of the pending jobs): status 0, or 1 on error.

@@ -14,7 +14,7 @@ namespace ax::cli::bench {
 void RunIdle(const BenchArgs& args) {
   const size_t n = static_cast<size_t>(args.n);
   Rng rng;
-  std::unique_ptr<Scheduler> s = MakeScheduler(args.threads);
+  std::unique_ptr<Scheduler> s = MakeScheduler(args);
   JsonLine j = Header(args, args.threads);
   const std::vector<int64_t> delays = rng.UniformDelaysNs(n, 3600, 7200);
   const long rss0 = StatusBytes("VmRSS");

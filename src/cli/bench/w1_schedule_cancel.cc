@@ -18,7 +18,7 @@ std::atomic<long> fired{0};
 void RunW1(const BenchArgs& args) {
   const size_t n = static_cast<size_t>(args.n);
   Rng rng;
-  std::unique_ptr<Scheduler> s = MakeScheduler(args.threads);
+  std::unique_ptr<Scheduler> s = MakeScheduler(args);
   JsonLine j = Header(args, args.threads);
 
   const std::vector<int64_t> delays = rng.UniformDelaysNs(n, 60, 3600);

@@ -21,7 +21,7 @@ long target = 0;
 void RunW2(const BenchArgs& args) {
   const size_t n = static_cast<size_t>(args.n);
   target = args.n;
-  std::unique_ptr<Scheduler> s = MakeScheduler(args.threads);
+  std::unique_ptr<Scheduler> s = MakeScheduler(args);
   JsonLine j = Header(args, args.threads);
   long schedule_errors = 0;
 

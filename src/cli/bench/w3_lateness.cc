@@ -22,7 +22,7 @@ void RunW3(const BenchArgs& args) {
   const size_t n = static_cast<size_t>(args.n);
   const size_t bg = static_cast<size_t>(args.background);
   Rng rng;
-  std::unique_ptr<Scheduler> s = MakeScheduler(args.threads);
+  std::unique_ptr<Scheduler> s = MakeScheduler(args);
   JsonLine j = Header(args, args.threads);
 
   const std::vector<int64_t> bg_delays = rng.UniformDelaysNs(bg, 3600, 7200);

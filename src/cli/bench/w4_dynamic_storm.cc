@@ -41,7 +41,7 @@ void RunW4(const BenchArgs& args) {
   const int64_t interval_ns = static_cast<int64_t>(1e9 / rate);
   const int64_t duration_ns = static_cast<int64_t>(args.duration_s * 1e9);
   Rng rng;
-  std::unique_ptr<Scheduler> s = MakeScheduler(args.threads);
+  std::unique_ptr<Scheduler> s = MakeScheduler(args);
   JsonLine j = Header(args, args.threads);
 
   std::vector<int64_t> periods(n);

@@ -30,6 +30,8 @@ struct BenchArgs {
   // W2, W3: how long past the last deadline to wait for fires before giving
   // up and reporting what fired (an "error" key).
   double timeout_s = 180;
+  // SchedulerOptions::timer_slack, in milliseconds. 0: exact (the default).
+  double timer_slack_ms = 0;
 };
 
 // BenchCommand()
