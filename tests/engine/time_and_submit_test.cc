@@ -71,6 +71,25 @@ TEST(SystemClock, Engine_2_1_WaitUntilNeverReturnsEarlyWithoutInterrupt) {
   }
 }
 
+TEST(SystemClock, Engine_2_1_NowNotBeforeIsNeverEarlierAndOnlyATickLater) {
+  auto c = SystemClock::Get();
+  for (int k = 0; k < 10'000; ++k) {
+    const Instant before = c->Now();
+    const Instant bound = c->NowNotBefore();
+    const Instant after = c->Now();
+    ASSERT_GE(bound, before);
+    // A kernel tick is at most 10 ms (HZ=100); allow one more for preemption.
+    ASSERT_LE(bound, after + milliseconds(20));
+  }
+}
+
+TEST(ManualClock, Engine_2_1_NowNotBeforeIsNow) {
+  ManualClock c(kStart);
+  EXPECT_EQ(c.NowNotBefore(), kStart);
+  c.Advance(seconds(3));
+  EXPECT_EQ(c.NowNotBefore(), kStart + seconds(3));
+}
+
 TEST_F(EngineTest, Engine_2_2_EverySubmissionReturnsAnIdOrATypedError) {
   JobOptions o;
   o.key = "order-1001";
