@@ -14,6 +14,12 @@
 //
 // Chunks are never returned one by one: an array keeps its chunks until it is
 // destroyed, as before.
+//
+// The first touch of each 2 MiB page faults it in whole, in the caller (for
+// the job slab: a submission, under the engine lock). That is cheaper in
+// total than 512 small faults, but one longer pause; so the wheel's slot
+// chunks, which the scheduler thread takes while it fires, do not come from
+// here (docs/engine.md).
 #pragma once
 
 #include <cstddef>

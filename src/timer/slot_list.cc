@@ -1,19 +1,30 @@
 #include "timer/slot_list.h"
 
-#include <new>
-
 namespace ax::internal {
+
+ChunkPool::~ChunkPool() {
+  for (SlotChunk* chunk : idle_) delete chunk;
+}
 
 SlotChunk* ChunkPool::Get() {
   if (idle_.empty()) {
     ++allocated_;
-    return ::new (arena_.Get()) SlotChunk;
+    return new SlotChunk;
   }
   SlotChunk* chunk = idle_.back();
   idle_.pop_back();
   chunk->next = nullptr;
   chunk->count = 0;
   return chunk;
+}
+
+void ChunkPool::Put(SlotChunk* chunk) {
+  if (idle_.size() < kMaxIdle) {
+    idle_.push_back(chunk);
+  } else {
+    --allocated_;
+    delete chunk;
+  }
 }
 
 void SlotList::AddChunk(ChunkPool& pool) {

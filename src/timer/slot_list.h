@@ -9,8 +9,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "timer/chunk_arena.h"
-
 namespace ax::internal {
 
 struct SlotEntry {
@@ -37,21 +35,20 @@ struct SlotChunk {
   SlotEntry entries[kCapacity];
 };
 
-// Hands out chunks and takes drained ones back for reuse. Chunks come from a
-// ChunkArena (huge pages once there are many) and return to the OS only when
-// the pool is destroyed: a wheel keeps the memory of its largest backlog.
+// Recycles chunks; keeps at most kMaxIdle of them and frees the rest.
 class ChunkPool {
  public:
   ChunkPool() = default;
   ChunkPool(const ChunkPool&) = delete;
   ChunkPool& operator=(const ChunkPool&) = delete;
+  ~ChunkPool();
 
   SlotChunk* Get();
-  void Put(SlotChunk* chunk) { idle_.push_back(chunk); }
+  void Put(SlotChunk* chunk);
   size_t chunks_allocated() const { return allocated_; }
 
  private:
-  ChunkArena arena_{sizeof(SlotChunk)};
+  static constexpr size_t kMaxIdle = 256;  // 1 MiB
   std::vector<SlotChunk*> idle_;
   size_t allocated_ = 0;
 };
