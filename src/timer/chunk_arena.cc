@@ -36,17 +36,16 @@ void ChunkArena::MapBlock() {
   void* raw = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
-  const auto start = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (start + kHugePage - 1) & ~(kHugePage - 1);
-  if (aligned > start) munmap(raw, aligned - start);
-  const uintptr_t tail = aligned + kBlockBytes;
-  if (start + bytes > tail) munmap(reinterpret_cast<void*>(tail), start + bytes - tail);
-  void* block = reinterpret_cast<void*>(aligned);
+  char* const start = static_cast<char*>(raw);
+  const size_t head = (kHugePage - reinterpret_cast<uintptr_t>(raw) % kHugePage) % kHugePage;
+  char* const block = start + head;
+  if (head > 0) munmap(start, head);
+  munmap(block + kBlockBytes, bytes - head - kBlockBytes);  // the tail: kHugePage - head > 0
   // Advice only: without transparent huge pages this fails and the block is
   // ordinary memory.
   (void)madvise(block, kBlockBytes, MADV_HUGEPAGE);
   blocks_.push_back({block, kBlockBytes});
-  next_ = static_cast<char*>(block);
+  next_ = block;
   end_ = next_ + kBlockBytes;
 }
 
