@@ -116,6 +116,12 @@ Status ValidateJobId(std::string_view id) {
 class DurableScheduler::Impl {
  public:
   explicit Impl(DurableOptions o) : options_(std::move(o)) {}
+  // The engine goes first: its event thread may still be delivering events
+  // to OnEvent, which reads loaded_ and the store (members destroyed after
+  // this body, in reverse order of declaration, would be gone).
+  ~Impl() { engine_.reset(); }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   Status Init();
   Status Start();
