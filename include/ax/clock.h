@@ -55,11 +55,11 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual Instant Now() const = 0;
-  // An instant no earlier than Now() and later by at most a few
-  // milliseconds, for bookkeeping that may err late but never early (how
-  // long a finished job is kept). Cheaper than Now() where the exact read
-  // costs (the system clock's serialising time-stamp read). Default: Now().
-  virtual Instant NowNotBefore() const { return Now(); }
+  // Now() to within a few milliseconds either way, for bookkeeping that
+  // tolerates that (when a finished job's retention starts). Cheaper than
+  // Now() where the exact read costs (the system clock's serialising
+  // time-stamp read). Never used for deadlines. Default: Now().
+  virtual Instant NowCoarse() const { return Now(); }
   // Blocks until Now() >= deadline, `interrupt` is signalled, or the clock is
   // stepped. May return early; callers re-check. Does not clear `interrupt`.
   virtual void WaitUntil(Instant deadline, Interrupt& interrupt) = 0;
@@ -75,8 +75,8 @@ class SystemClock final : public Clock {
   // The process-wide instance.
   static std::shared_ptr<SystemClock> Get();
   Instant Now() const override;
-  // CLOCK_REALTIME_COARSE plus its resolution.
-  Instant NowNotBefore() const override;
+  // CLOCK_REALTIME_COARSE: the time at the last kernel tick.
+  Instant NowCoarse() const override;
   void WaitUntil(Instant deadline, Interrupt& interrupt) override;
 };
 

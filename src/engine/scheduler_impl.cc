@@ -388,9 +388,9 @@ Status SchedulerImpl::Cancel(JobRef ref) {
       return Status::InvalidState("cancel: job " + IdText(slot) + " is already " +
                                   std::string(JobStateName(j.state)));
     }
-    // Without an observer the instant only starts the retention, which may
-    // start late but not early: the cheap clock read will do.
-    const Instant now = events_ ? clock_->Now() : clock_->NowNotBefore();
+    // Without an observer the instant only starts the retention (minutes),
+    // for which a tick's error does not matter: the cheap clock read will do.
+    const Instant now = events_ ? clock_->Now() : clock_->NowCoarse();
     Terminate(slot, JobState::kCancelled, "cancelled", now, released);
     EndChildren(slot, JobState::kCancelled, now, released_children);
   }

@@ -56,18 +56,11 @@ std::shared_ptr<SystemClock> SystemClock::Get() {
 
 Instant SystemClock::Now() const { return FromUnixNanos(RealtimeNs()); }
 
-// The coarse clock is the time of the last kernel tick: behind the exact one
-// by less than its resolution, and read without a time-stamp counter.
-Instant SystemClock::NowNotBefore() const {
-  static const int64_t resolution_ns = [] {
-    timespec res{};
-    clock_getres(CLOCK_REALTIME_COARSE, &res);
-    return static_cast<int64_t>(res.tv_sec) * 1'000'000'000 + res.tv_nsec;
-  }();
+// No time-stamp counter read: the kernel's copy of the time at its last tick.
+Instant SystemClock::NowCoarse() const {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-  return FromUnixNanos(static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec +
-                       resolution_ns);
+  return FromUnixNanos(static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec);
 }
 
 // No spinning before the deadline: on a small machine a spinning scheduler

@@ -71,23 +71,23 @@ TEST(SystemClock, Engine_2_1_WaitUntilNeverReturnsEarlyWithoutInterrupt) {
   }
 }
 
-TEST(SystemClock, Engine_2_1_NowNotBeforeIsNeverEarlierAndOnlyATickLater) {
+TEST(SystemClock, Engine_2_1_NowCoarseIsWithinAFewTicksOfNow) {
   auto c = SystemClock::Get();
   for (int k = 0; k < 10'000; ++k) {
     const Instant before = c->Now();
-    const Instant bound = c->NowNotBefore();
+    const Instant coarse = c->NowCoarse();
     const Instant after = c->Now();
-    ASSERT_GE(bound, before);
-    // A kernel tick is at most 10 ms (HZ=100); allow one more for preemption.
-    ASSERT_LE(bound, after + milliseconds(20));
+    // A kernel tick is at most 10 ms (HZ=100); the copy may lag a tick more.
+    ASSERT_GE(coarse, before - milliseconds(25));
+    ASSERT_LE(coarse, after);
   }
 }
 
-TEST(ManualClock, Engine_2_1_NowNotBeforeIsNow) {
+TEST(ManualClock, Engine_2_1_NowCoarseIsNow) {
   ManualClock c(kStart);
-  EXPECT_EQ(c.NowNotBefore(), kStart);
+  EXPECT_EQ(c.NowCoarse(), kStart);
   c.Advance(seconds(3));
-  EXPECT_EQ(c.NowNotBefore(), kStart + seconds(3));
+  EXPECT_EQ(c.NowCoarse(), kStart + seconds(3));
 }
 
 TEST_F(EngineTest, Engine_2_2_EverySubmissionReturnsAnIdOrATypedError) {
