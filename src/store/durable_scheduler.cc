@@ -116,10 +116,14 @@ Status ValidateJobId(std::string_view id) {
 class DurableScheduler::Impl {
  public:
   explicit Impl(DurableOptions o) : options_(std::move(o)) {}
-  // The engine goes first: its event thread may still be delivering events
-  // to OnEvent, which reads loaded_ and the store (members destroyed after
-  // this body, in reverse order of declaration, would be gone).
-  ~Impl() { engine_.reset(); }
+  // The engine goes first, and while engine_ still names it: its event
+  // thread may be inside OnEvent until the engine's destructor joins it, and
+  // OnEvent uses engine_, loaded_ and the store (members destroyed after
+  // this body would be gone; unique_ptr::reset() nulls engine_ first).
+  ~Impl() {
+    delete engine_.get();
+    (void)engine_.release();
+  }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
