@@ -101,7 +101,8 @@ void SchedulerImpl::Loop() {
     }
     // With a slack, the thread sleeps past the earliest deadline, and every
     // deadline up to the wake-up shares it.
-    armed_ = more ? INT64_MIN : WithSlack(next);
+    const int64_t wake = more ? INT64_MIN : WithSlack(next);
+    armed_ = wake;
     for (uint32_t run : dispatch) runs.push_back(&runs_[run]);
     idle_cv_.notify_all();
     l.unlock();
@@ -110,7 +111,7 @@ void SchedulerImpl::Loop() {
       dispatch.clear();
       runs.clear();
     }
-    if (!more) clock_->WaitUntil(FromUnixNanos(armed_), interrupt_);
+    if (!more) clock_->WaitUntil(FromUnixNanos(wake), interrupt_);  // armed_ is mu_'s
     interrupt_.Clear();
     Relock(l);
     ++stats_.wakeups;
