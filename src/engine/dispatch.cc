@@ -135,9 +135,10 @@ size_t SchedulerImpl::ProcessDue(Instant now, bool jobs, std::vector<uint32_t>& 
   if (!shutting_down_ && jobs) {
     due_.clear();
     handled = wheel_.PopExpired(now_ns, kBatch, due_);
-    due_at_.clear();
-    for (uint32_t slot : due_) due_at_.push_back(FromUnixNanos(wheel_.PoppedDeadline(slot)));
-    for (size_t i = 0; i < due_.size(); ++i) Fire(due_[i], due_at_[i], now, dispatch);
+    // Firing a job re-arms at most that job, so each popped deadline is
+    // still there when its turn comes.
+    for (uint32_t slot : due_)
+      Fire(slot, FromUnixNanos(wheel_.PoppedDeadline(slot)), now, dispatch);
   }
   run_due_.clear();
   handled = std::max(handled, run_wheel_.PopExpired(now_ns, kBatch, run_due_));

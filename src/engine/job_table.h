@@ -18,7 +18,7 @@
 #include "ax/task.h"
 #include "ax/time.h"
 
-#include "timer/chunk_arena.h"
+#include "timer/chunked_array.h"
 
 namespace ax::internal {
 
@@ -103,27 +103,16 @@ struct Run {
   Instant slow_at = kInstantMax;
 };
 
-// A slab of T in fixed chunks; indices are dense and records never move.
-// Chunks come from a ChunkArena (huge pages once the slab is large).
+// A slab of T: dense indices over a ChunkedArray (records never move, and
+// huge pages once the slab is large), with a free list.
 template <class T>
 class Slab {
  public:
-  Slab() = default;
-  Slab(const Slab&) = delete;
-  Slab& operator=(const Slab&) = delete;
-  ~Slab() {
-    for (T* chunk : chunks_) std::destroy_n(chunk, kChunk);
-  }
-
-  T& operator[](uint32_t i) { return chunks_[i >> kShift][i & kMask]; }
-  const T& operator[](uint32_t i) const { return chunks_[i >> kShift][i & kMask]; }
+  T& operator[](uint32_t i) { return records_[i]; }
+  const T& operator[](uint32_t i) const { return records_[i]; }
   uint32_t size() const { return size_; }
-  // Starts loading record i (every cache line it spans). REQUIRES: i < size().
-  void Prefetch(uint32_t i) const {
-    const char* p = reinterpret_cast<const char*>(&(*this)[i]);
-    for (size_t off = 0; off < sizeof(T); off += 64) __builtin_prefetch(p + off, 1);
-    __builtin_prefetch(p + sizeof(T) - 1, 1);
-  }
+  // Starts loading record i. REQUIRES: i < size().
+  void Prefetch(uint32_t i) const { records_.Prefetch(i); }
   // Index of a fresh or recycled record (the caller resets its fields).
   uint32_t Allocate() {
     if (!free_.empty()) {
@@ -131,22 +120,14 @@ class Slab {
       free_.pop_back();
       return i;
     }
-    if ((size_ & kMask) == 0) {
-      T* chunk = static_cast<T*>(arena_.Get());
-      std::uninitialized_value_construct_n(chunk, kChunk);
-      chunks_.push_back(chunk);
-    }
+    records_.EnsureIndex(size_);
     return size_++;
   }
   void Release(uint32_t i) { free_.push_back(i); }
   size_t live() const { return size_ - free_.size(); }
 
  private:
-  static constexpr uint32_t kShift = 12;
-  static constexpr uint32_t kChunk = 1u << kShift;
-  static constexpr uint32_t kMask = kChunk - 1;
-  ChunkArena arena_{kChunk * sizeof(T)};
-  std::vector<T*> chunks_;
+  ChunkedArray<T> records_;
   std::vector<uint32_t> free_;
   uint32_t size_ = 0;
 };

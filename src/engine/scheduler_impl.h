@@ -179,7 +179,6 @@ class SchedulerImpl final : public Scheduler {
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
   std::atomic<bool> throttled_{false};      // Loop holds due jobs back (kMaxHeld)
   std::vector<uint32_t> due_;               // scratch of the scheduler thread
-  std::vector<Instant> due_at_;             //   and the deadlines of due_
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until
   bool shutting_down_ = false;

@@ -344,11 +344,12 @@ struct SqliteStore::Impl {
 
   Status OpenAll();
   Status PrepareAll();  // the statements of both connections
-  // Runs a statement that returns no rows on the write connection.
+  // Runs a (bound) statement that returns no rows on the write connection,
+  // then resets it; sqlite3_changes(wdb) tells what it changed.
   Status Step(Stmt& st, std::string_view what) {
     int rc = sqlite3_step(st.get());
     Status s = rc == SQLITE_DONE ? Status() : SqlError(wdb, what);
-    sqlite3_reset(st.get());
+    st.Reset();
     return s;
   }
   Status PutOne(const DurableJob& j);
@@ -556,11 +557,8 @@ Status SqliteStore::Impl::ApplyInsert(Op& op) {
   }
   op.outcomes.reserve(op.jobs.size());
   for (auto& j : op.jobs) {
-    sqlite3_stmt* s = w_insert.get();
-    BindJob(s, j);
-    int rc = sqlite3_step(s);
-    w_insert.Reset();
-    if (rc != SQLITE_DONE) return SqlError(wdb, "insert");
+    BindJob(w_insert.get(), j);
+    AX_RETURN_IF_ERROR(Step(w_insert, "insert"));
     if (sqlite3_changes(wdb) == 0) {  // a live job has the id (4.4)
       bool found = false;
       auto old = WGet(j.id, &found);
@@ -574,18 +572,11 @@ Status SqliteStore::Impl::ApplyInsert(Op& op) {
 }
 
 Status SqliteStore::Impl::PutOne(const DurableJob& j) {
-  sqlite3_stmt* u = w_update.get();
-  BindUpdate(u, j);
-  int rc = sqlite3_step(u);
-  w_update.Reset();
-  if (rc != SQLITE_DONE) return SqlError(wdb, "put");
+  BindUpdate(w_update.get(), j);
+  AX_RETURN_IF_ERROR(Step(w_update, "put"));
   if (sqlite3_changes(wdb) > 0) return Status();
-  sqlite3_stmt* s = w_upsert.get();
-  BindJob(s, j);
-  rc = sqlite3_step(s);
-  w_upsert.Reset();
-  if (rc != SQLITE_DONE) return SqlError(wdb, "put");
-  return Status();
+  BindJob(w_upsert.get(), j);
+  return Step(w_upsert, "put");
 }
 
 Status SqliteStore::Impl::Apply(Op& op) {
@@ -606,11 +597,8 @@ Status SqliteStore::Impl::Apply(Op& op) {
       return Status();
     }
     case Op::Kind::kPurge: {
-      sqlite3_stmt* s = w_purge.get();
-      sqlite3_bind_int64(s, 1, ToUnixNanos(op.before));
-      int rc = sqlite3_step(s);
-      w_purge.Reset();
-      if (rc != SQLITE_DONE) return SqlError(wdb, "purge");
+      sqlite3_bind_int64(w_purge.get(), 1, ToUnixNanos(op.before));
+      AX_RETURN_IF_ERROR(Step(w_purge, "purge"));
       op.purged = static_cast<size_t>(sqlite3_changes(wdb));
       return Status();
     }

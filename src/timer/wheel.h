@@ -120,7 +120,7 @@ class TimerWheel {
     const Node& node = nodes_[entry.id];
     return State(node) != kNear || Seq(node) != entry.seq;
   }
-  void PrefetchNode(uint32_t id) const { __builtin_prefetch(&nodes_[id], 1); }
+  void PrefetchNode(uint32_t id) const { nodes_.Prefetch(id); }
   // Files an entry whose tick is > elapsed_ into its level and slot.
   void FileInWheel(const SlotEntry& entry, uint64_t tick);
   // Moves a slot entry whose tick has been reached into the NearQueue if it
