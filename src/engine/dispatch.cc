@@ -84,9 +84,8 @@ void SchedulerImpl::Loop() {
     PurgeRetired(now);
     int64_t next = run_wheel_.NextDeadline();
     if (!shutting_down_ && !throttle) next = std::min(next, wheel_.NextDeadline());
-    if (retired_head_ < retired_.size()) {
-      const std::optional<Instant> purge =
-          AddDuration(retired_[retired_head_].at, options_.retention);
+    if (!retired_.empty()) {
+      const std::optional<Instant> purge = AddDuration(retired_.front().at, options_.retention);
       if (purge) next = std::min(next, ToUnixNanos(*purge));
     }
     bool more = handled >= kBatch;
@@ -121,9 +120,8 @@ void SchedulerImpl::Loop() {
 int64_t SchedulerImpl::NextWake() {
   int64_t next = run_wheel_.NextDeadline();
   if (!shutting_down_) next = std::min(next, wheel_.NextDeadline());
-  if (retired_head_ < retired_.size()) {
-    const std::optional<Instant> purge =
-        AddDuration(retired_[retired_head_].at, options_.retention);
+  if (!retired_.empty()) {
+    const std::optional<Instant> purge = AddDuration(retired_.front().at, options_.retention);
     next = std::min(next, purge ? ToUnixNanos(*purge) : INT64_MAX);
   }
   return next;
@@ -307,15 +305,14 @@ void SchedulerImpl::FireRunTimer(uint32_t run, Instant now) {
 }
 
 void SchedulerImpl::PurgeRetired(Instant now) {
-  while (retired_head_ < retired_.size()) {
-    const Retired r = retired_[retired_head_];
-    const size_t retained = retired_.size() - retired_head_;
+  while (!retired_.empty()) {
+    const Retired r = retired_.front();
     std::optional<Instant> expiry = AddDuration(r.at, options_.retention);
-    if (retained <= options_.max_retained && expiry && *expiry > now) break;
-    ++retired_head_;
+    if (retired_.size() <= options_.max_retained && expiry && *expiry > now) break;
+    retired_.pop_front();
     // The record after the next one is purged by this loop or by the next
     // call (one per Terminate when over max_retained): start loading it.
-    if (retired_head_ + 1 < retired_.size()) jobs_.Prefetch(retired_[retired_head_ + 1].slot);
+    if (retired_.size() > 1) jobs_.Prefetch(retired_[1].slot);
     Job& j = jobs_[r.slot];
     if (j.free || j.gen != r.gen || !IsTerminal(j.state)) continue;
     if (j.held > 0) {  // a timed-out callback still runs: keep the record
@@ -329,10 +326,6 @@ void SchedulerImpl::PurgeRetired(Instant now) {
     j.cold.reset();
     j.free = true;
     jobs_.Release(r.slot);
-  }
-  if (retired_head_ > 1024 && retired_head_ * 2 > retired_.size()) {
-    retired_.erase(retired_.begin(), retired_.begin() + static_cast<ptrdiff_t>(retired_head_));
-    retired_head_ = 0;
   }
 }
 
@@ -670,9 +663,9 @@ void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason,
   }
   --live_jobs_;
   retired_.push_back({slot, j.gen, now});
-  if (retired_.size() - retired_head_ > options_.max_retained) {
+  if (retired_.size() > options_.max_retained) {
     PurgeRetired(now);  // over the bound: forget the oldest here, one per new one
-  } else if (retired_.size() - retired_head_ == 1) {
+  } else if (retired_.size() == 1) {
     // The scheduler thread forgets it after the retention; wake it then.
     const int64_t purge_at =
         ToUnixNanos(AddDuration(now, options_.retention).value_or(kInstantMax));

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -170,8 +171,10 @@ class SchedulerImpl final : public Scheduler {
     uint32_t gen;
     Instant at;
   };
-  std::vector<Retired> retired_;  // FIFO by `at` (a ring would do; purge is rare)
-  size_t retired_head_ = 0;
+  // FIFO by `at`. A deque, not a vector: at 20,000 completions a second a
+  // doubling vector copied megabytes and faulted fresh pages under mu_ every
+  // few seconds, and those pauses were W3's p99.9.
+  std::deque<Retired> retired_;
   std::vector<Event> dead_letters_;
   size_t live_jobs_ = 0;
   std::atomic<uint64_t> held_total_{0};     // runs dispatched and not yet finished
