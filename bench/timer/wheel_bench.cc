@@ -15,6 +15,9 @@
 //                cascades
 //   PopEngine    an engine loop: now = NextDeadline(); PopExpired(now, 4096);
 //                per entry, incl. empty wake-ups at coarse slot starts
+//   Cascade      n entries in one level-2 slot (68.7 s of deadlines), then the
+//                PopExpired call at the slot's start that re-files them all:
+//                per entry (a due job can wait behind this call)
 //   Memory       bytes per pending entry: capacity arithmetic (wheel) and
 //                RSS delta (both)
 #include <algorithm>
@@ -213,6 +216,27 @@ void BM_PopEngine(benchmark::State& state) {
   state.counters["wakeups_per_entry"] = wakeups / entries;
 }
 
+void BM_Cascade(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  constexpr int64_t kTick = int64_t{1} << kTickShift;
+  const int64_t start = 4096 * kTick;  // level-2 slot 1 of a wheel at 0
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int64_t> dist(start + kTick, start + 4096 * kTick - 1);
+  std::vector<int64_t> deadlines(n);
+  for (int64_t& d : deadlines) d = dist(rng);
+  std::vector<uint32_t> out;
+  RunBatches(state, [&] {
+    auto wheel = std::make_unique<TimerWheel>(0);
+    for (size_t i = 0; i < n; ++i) wheel->Insert(static_cast<uint32_t>(i), deadlines[i]);
+    const auto t = Clock::now();
+    out.clear();
+    wheel->PopExpired(start, kBatch, out);
+    const double s = Seconds(t);
+    if (!out.empty() || wheel->size() != n) state.SkipWithError("cascade fired or lost entries");
+    return std::pair{s, static_cast<double>(n)};
+  });
+}
+
 size_t RssBytes() {
   long pages = 0;
   long resident = 0;
@@ -275,6 +299,7 @@ BENCHMARK(BM_PopDrain<TimerWheel>)->Apply(Sizes);
 BENCHMARK(BM_PopDrain<ReferenceQueue>)->Apply(Sizes);
 BENCHMARK(BM_PopEngine<TimerWheel>)->Apply(Sizes);
 BENCHMARK(BM_PopEngine<ReferenceQueue>)->Apply(Sizes);
+BENCHMARK(BM_Cascade)->Apply(Sizes);
 
 }  // namespace
 }  // namespace ax::internal

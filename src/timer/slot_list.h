@@ -63,7 +63,13 @@ class SlotList {
     if (tail_ == nullptr || tail_->count == SlotChunk::kCapacity) [[unlikely]] {
       AddChunk(pool);
     }
-    tail_->entries[tail_->count++] = entry;
+    SlotEntry* at = &tail_->entries[tail_->count++];
+    // Lines of a slot's tail are written once each, often long after the
+    // chunk was last touched: start loading the next line now, while other
+    // slots take the appends in between (a cascade writes to up to 64 slots
+    // in turn). A prefetch past the chunk's end is harmless.
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(at) + 64), 1);
+    *at = entry;
   }
 
   // Detaches the chunk chain (walk it with `next`, return it with Release);
@@ -90,16 +96,18 @@ class SlotList {
 template <typename Keep, typename Prefetch>
 void SlotList::Filter(Keep keep, Prefetch prefetch, ChunkPool& pool) {
   constexpr uint32_t kAhead = 8;
-  SlotChunk* chain = Take();
-  for (SlotChunk* chunk = chain; chunk != nullptr; chunk = chunk->next) {
+  SlotChunk* chunk = Take();
+  while (chunk != nullptr) {
     const uint32_t count = chunk->count;
     for (uint32_t i = 0; i < count && i < kAhead; ++i) prefetch(chunk->entries[i]);
     for (uint32_t i = 0; i < count; ++i) {
       if (i + kAhead < count) prefetch(chunk->entries[i + kAhead]);
       if (keep(chunk->entries[i])) Append(chunk->entries[i], pool);
     }
+    SlotChunk* next = chunk->next;
+    pool.Put(chunk);  // the kept entries that follow can refill it
+    chunk = next;
   }
-  Release(chain, pool);
 }
 
 }  // namespace ax::internal

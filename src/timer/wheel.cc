@@ -117,8 +117,8 @@ bool TimerWheel::AdvanceOneSlot(uint64_t now_tick) {
 
   elapsed_ = start;
   occupied_[level] &= ~(uint64_t{1} << slot);
-  SlotChunk* chain = slots_[level * kSlotsPerLevel + slot].Take();
-  for (SlotChunk* chunk = chain; chunk != nullptr; chunk = chunk->next) {
+  SlotChunk* chunk = slots_[level * kSlotsPerLevel + slot].Take();
+  while (chunk != nullptr) {
     const uint32_t count = chunk->count;
     wheel_entries_ -= count;
     if (level == 0) {
@@ -130,21 +130,26 @@ bool TimerWheel::AdvanceOneSlot(uint64_t now_tick) {
         if (i + kPrefetchDistance < count) PrefetchNode(chunk->entries[i + kPrefetchDistance].id);
         AdmitNear(chunk->entries[i]);
       }
-      continue;
-    }
-    // A cascade: entries carry their deadline, so no node is touched except
-    // for those due in this very tick.
-    for (uint32_t i = 0; i < count; ++i) {
-      const SlotEntry& entry = chunk->entries[i];
-      const uint64_t tick = TickOf(entry.deadline());
-      if (tick <= elapsed_) {
-        AdmitNear(entry);
-      } else {
-        FileInWheel(entry, tick);
+    } else {
+      // A cascade: entries carry their deadline, so no node is touched
+      // except for those due in this very tick.
+      for (uint32_t i = 0; i < count; ++i) {
+        const SlotEntry& entry = chunk->entries[i];
+        const uint64_t tick = TickOf(entry.deadline());
+        if (tick <= elapsed_) {
+          AdmitNear(entry);
+        } else {
+          FileInWheel(entry, tick);
+        }
       }
     }
+    // Each drained chunk goes back to the pool at once, so a big cascade
+    // refills the chunks it empties instead of allocating (and faulting in)
+    // as many new ones.
+    SlotChunk* next = chunk->next;
+    pool_.Put(chunk);
+    chunk = next;
   }
-  SlotList::Release(chain, pool_);
   near_.FinishLoad();
   if (level == 0) PrefetchUpcoming();
   return true;
