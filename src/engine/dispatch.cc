@@ -17,6 +17,9 @@ constexpr size_t kBatch = 1024;
 // yet handed off can still be cancelled or changed.
 constexpr uint64_t kMaxHeld = 8 * kBatch;
 constexpr uint64_t kResumeHeld = 2 * kBatch;
+// The least time to the next wake-up for the scheduler thread to stage a
+// chunk of the wheel's next window (a chunk takes some microseconds).
+constexpr Duration kStageGap = std::chrono::microseconds(100);
 // Ticks examined one by one before a cron job's missed ticks are skipped in
 // one jump.
 constexpr int kMaxTickScan = 100'000;
@@ -102,6 +105,14 @@ void SchedulerImpl::Loop() {
     // deadline up to the wake-up shares it.
     const int64_t wake = more ? INT64_MIN : WithSlack(next);
     armed_ = wake;
+    // With a moment to spare before the next wake-up, the wheel files the
+    // next window ahead (TimerWheel::StageAhead), one chunk per pass, so its
+    // hand-over never holds up a due job.
+    const int64_t now_ns = ToUnixNanos(now);
+    const bool spare = !more && wake > now_ns &&
+                       static_cast<uint64_t>(wake) - static_cast<uint64_t>(now_ns) >
+                           static_cast<uint64_t>(kStageGap.count());
+    const bool stage = spare && wheel_.CanStage();
     for (uint32_t run : dispatch) runs.push_back(&runs_[run]);
     idle_cv_.notify_all();
     l.unlock();
@@ -109,6 +120,11 @@ void SchedulerImpl::Loop() {
       pool_->Push(runs.data(), runs.size());
       dispatch.clear();
       runs.clear();
+    }
+    if (stage) {
+      Relock(l);
+      wheel_.StageAhead();
+      l.unlock();
     }
     if (!more) clock_->WaitUntil(FromUnixNanos(wake), interrupt_);  // armed_ is mu_'s
     interrupt_.Clear();

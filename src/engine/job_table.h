@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -128,7 +129,11 @@ class Slab {
 
  private:
   ChunkedArray<T> records_;
-  std::vector<uint32_t> free_;
+  // A deque, not a vector: when the engine forgets 20,000 jobs a second, a
+  // doubling vector copied its contents and faulted in fresh pages under the
+  // engine lock each time it grew -- a pause of about a millisecond that W3
+  // met at the same moment in every run.
+  std::deque<uint32_t> free_;
   uint32_t size_ = 0;
 };
 

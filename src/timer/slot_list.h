@@ -80,6 +80,16 @@ class SlotList {
     return head;
   }
   static void Release(SlotChunk* chain, ChunkPool& pool);
+  // Detaches the first chunk (null when empty); the rest stays.
+  SlotChunk* TakeFront() {
+    SlotChunk* chunk = head_;
+    if (chunk != nullptr) {
+      head_ = chunk->next;
+      if (head_ == nullptr) tail_ = nullptr;
+      chunk->next = nullptr;
+    }
+    return chunk;
+  }
 
   // Keeps the entries for which keep(entry) holds, in order; calls
   // prefetch(entry) kAhead entries before keep(entry).

@@ -19,6 +19,7 @@ TimerWheel::TimerWheel(int64_t now_ns) : elapsed_(TickOf(now_ns)) {}
 
 TimerWheel::~TimerWheel() {
   for (SlotList& slot : slots_) SlotList::Release(slot.Take(), pool_);
+  for (SlotList& slot : staged_) SlotList::Release(slot.Take(), pool_);
 }
 
 void TimerWheel::DropStaleTop() {
@@ -42,20 +43,30 @@ void TimerWheel::Sweep() {
   const uint64_t from = wheel_state_;
   const uint64_t to = from == kWheel0 ? kWheel1 : kWheel0;
   size_t kept = 0;
+  auto keep = [&](const SlotEntry& entry) {
+    Node& node = nodes_[entry.id];
+    if (State(node) != from || node.deadline != entry.deadline()) return false;
+    SetState(node, to);
+    ++kept;
+    return true;
+  };
+  auto prefetch = [this](const SlotEntry& entry) { PrefetchNode(entry.id); };
   for (int where = 0; where < kNumLevels * kSlotsPerLevel; ++where) {
     SlotList& slot = slots_[where];
     if (slot.empty()) continue;
-    slot.Filter(
-        [&](const SlotEntry& entry) {
-          Node& node = nodes_[entry.id];
-          if (State(node) != from || node.deadline != entry.deadline()) return false;
-          SetState(node, to);
-          ++kept;
-          return true;
-        },
-        [this](const SlotEntry& entry) { PrefetchNode(entry.id); }, pool_);
+    slot.Filter(keep, prefetch, pool_);
     if (slot.empty())
       occupied_[where / kSlotsPerLevel] &= ~(uint64_t{1} << (where % kSlotsPerLevel));
+  }
+  bool staged = false;
+  for (SlotList& slot : staged_) {
+    if (!slot.empty()) slot.Filter(keep, prefetch, pool_);
+    staged = staged || !slot.empty();
+  }
+  if (staging_) {
+    // The hand-over needs the source slot's bit while anything is staged.
+    staging_ = staged;
+    if (staged) occupied_[1] |= uint64_t{1} << SlotFor(staged_window_, 1);
   }
   assert(kept == wheel_live_);
   wheel_entries_ = kept;
@@ -117,42 +128,111 @@ bool TimerWheel::AdvanceOneSlot(uint64_t now_tick) {
 
   elapsed_ = start;
   occupied_[level] &= ~(uint64_t{1} << slot);
-  SlotChunk* chunk = slots_[level * kSlotsPerLevel + slot].Take();
-  while (chunk != nullptr) {
-    const uint32_t count = chunk->count;
-    wheel_entries_ -= count;
-    if (level == 0) {
-      // Every entry goes to near_ and needs its node: keep loads in flight.
-      for (uint32_t i = 0; i < std::min(count, kPrefetchDistance); ++i) {
-        PrefetchNode(chunk->entries[i].id);
-      }
-      for (uint32_t i = 0; i < count; ++i) {
-        if (i + kPrefetchDistance < count) PrefetchNode(chunk->entries[i + kPrefetchDistance].id);
-        AdmitNear(chunk->entries[i]);
-      }
-    } else {
-      // A cascade: entries carry their deadline, so no node is touched
-      // except for those due in this very tick.
-      for (uint32_t i = 0; i < count; ++i) {
-        const SlotEntry& entry = chunk->entries[i];
-        const uint64_t tick = TickOf(entry.deadline());
-        if (tick <= elapsed_) {
-          AdmitNear(entry);
-        } else {
-          FileInWheel(entry, tick);
-        }
-      }
+  SlotChunk* chain = slots_[level * kSlotsPerLevel + slot].Take();
+  if (level == 0) {
+    AdmitChain(chain);
+  } else {
+    if (staging_) {
+      assert(level == 1 && start == staged_window_);
+      InstallStaged();
     }
-    // Each drained chunk goes back to the pool at once, so a big cascade
-    // refills the chunks it empties instead of allocating (and faulting in)
-    // as many new ones.
-    SlotChunk* next = chunk->next;
-    pool_.Put(chunk);
-    chunk = next;
+    CascadeChain(chain);
   }
   near_.FinishLoad();
   if (level == 0) PrefetchUpcoming();
   return true;
+}
+
+// Moves every entry of a chain to near_ (each needs its node: keep loads in
+// flight). Each drained chunk goes back to the pool at once, here and in
+// CascadeChain, so a big slot refills the chunks it empties instead of
+// allocating (and faulting in) as many new ones.
+void TimerWheel::AdmitChain(SlotChunk* chunk) {
+  while (chunk != nullptr) {
+    const uint32_t count = chunk->count;
+    wheel_entries_ -= count;
+    for (uint32_t i = 0; i < std::min(count, kPrefetchDistance); ++i) {
+      PrefetchNode(chunk->entries[i].id);
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      if (i + kPrefetchDistance < count) PrefetchNode(chunk->entries[i + kPrefetchDistance].id);
+      AdmitNear(chunk->entries[i]);
+    }
+    SlotChunk* next = chunk->next;
+    pool_.Put(chunk);
+    chunk = next;
+  }
+}
+
+// Re-files a chain of a higher level relative to elapsed_. Entries carry
+// their deadline, so no node is touched except for those due in this tick.
+void TimerWheel::CascadeChain(SlotChunk* chunk) {
+  while (chunk != nullptr) {
+    const uint32_t count = chunk->count;
+    wheel_entries_ -= count;
+    for (uint32_t i = 0; i < count; ++i) {
+      const SlotEntry& entry = chunk->entries[i];
+      const uint64_t tick = TickOf(entry.deadline());
+      if (tick <= elapsed_) {
+        AdmitNear(entry);
+      } else {
+        FileInWheel(entry, tick);
+      }
+    }
+    SlotChunk* next = chunk->next;
+    pool_.Put(chunk);
+    chunk = next;
+  }
+}
+
+// The level-1 slot that the current level-0 window hands over to, or -1 when
+// the next window comes from a higher level (every 64th window).
+int TimerWheel::NextLevel1Slot() const {
+  const uint64_t next_window = (elapsed_ | (kSlotsPerLevel - 1)) + 1;
+  if (next_window % (kSlotsPerLevel * kSlotsPerLevel) == 0) return -1;
+  return SlotFor(next_window, 1);
+}
+
+bool TimerWheel::CanStage() const {
+  const int s1 = NextLevel1Slot();
+  return s1 >= 0 && !slots_[kSlotsPerLevel + s1].empty();
+}
+
+bool TimerWheel::StageAhead() {
+  const int s1 = NextLevel1Slot();
+  if (s1 < 0) return false;
+  SlotList& source = slots_[kSlotsPerLevel + s1];
+  SlotChunk* chunk = source.TakeFront();
+  if (chunk == nullptr) return false;
+  // The source slot keeps its occupied bit until the hand-over, even when
+  // staging empties it: that is how AdvanceOneSlot and NextDeadline still
+  // see the staged entries.
+  const uint64_t window = (elapsed_ | (kSlotsPerLevel - 1)) + 1;
+  assert(!staging_ || staged_window_ == window);
+  staging_ = true;
+  staged_window_ = window;
+  for (uint32_t i = 0; i < chunk->count; ++i) {
+    const SlotEntry& entry = chunk->entries[i];
+    staged_[SlotFor(TickOf(entry.deadline()), 0)].Append(entry, pool_);
+  }
+  pool_.Put(chunk);
+  return !source.empty();
+}
+
+// At the hand-over to the staged window (elapsed_ is its first tick, level 0
+// is empty): the staged lists become level 0, and the first tick's entries
+// join near_ with those the rest of the cascade admits.
+void TimerWheel::InstallStaged() {
+  staging_ = false;
+  for (int slot = 0; slot < kSlotsPerLevel; ++slot) {
+    if (staged_[slot].empty()) continue;
+    std::swap(slots_[slot], staged_[slot]);
+    occupied_[0] |= uint64_t{1} << slot;
+  }
+  if ((occupied_[0] & 1) != 0) {
+    occupied_[0] &= ~uint64_t{1};
+    AdmitChain(slots_[0].Take());
+  }
 }
 
 // Level-0 slots are small, so prefetching inside one has little to overlap

@@ -39,6 +39,16 @@
 //   * NextDeadline() is exact when the earliest entry is in the NearQueue,
 //     otherwise the first tick of the next occupied slot. An idle owner sleeps
 //     until it; the wheel never needs ticking.
+//   * Staging: when the current level-0 window ends, the next level-1 slot
+//     is cascaded into level 0, all at once (21,000 entries at W3's rate of
+//     20,000 fires a second: 0.5-1 ms on the test VM, where touching a page
+//     unused for a second costs microseconds). StageAhead moves that slot
+//     into `staged_` (the next window's level 0) one chunk at a time,
+//     whenever the owner has a moment, so the hand-over only swaps lists and
+//     loads the first tick. Entries inserted meanwhile go to the source slot
+//     and cascade at the hand-over as before; the source slot keeps its
+//     occupied bit until then. Every 64th window comes from a higher level
+//     and is not staged.
 //   * PopExpired hands out at most `max` ids per call. Processing a slot is
 //     O(entries in it), done once per slot per level.
 //   * Memory: 16 B node + 12 B slot entry per pending timer, plus one partly
@@ -89,6 +99,11 @@ class TimerWheel {
   }
   int64_t NextDeadline();
   size_t PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>& out);
+  // Staging (see above): whether the next window's level-1 slot has entries
+  // left to stage, and moving one chunk of them (at most 340 entries).
+  // Returns whether more remain. Optional: without it the hand-over does all.
+  bool CanStage() const;
+  bool StageAhead();
   size_t size() const { return size_; }
 
   // Bytes held by the wheel (capacity, not size), including the object.
@@ -134,12 +149,21 @@ class TimerWheel {
   // Processes the next occupied slot if it starts at or before `now_tick`.
   // REQUIRES: near_ is empty. Returns false when there is no such slot.
   bool AdvanceOneSlot(uint64_t now_tick);
+  void AdmitChain(SlotChunk* chunk);
+  void CascadeChain(SlotChunk* chunk);
+  int NextLevel1Slot() const;
+  void InstallStaged();
 
   ChunkedArray<Node> nodes_;  // indexed by id
   std::array<uint64_t, kNumLevels> occupied_{};
   std::array<SlotList, static_cast<size_t>(kNumLevels) * kSlotsPerLevel> slots_;
   ChunkPool pool_;
   NearQueue near_;
+  // The next level-0 window, filed ahead by StageAhead; installed as level 0
+  // when elapsed_ reaches staged_window_.
+  std::array<SlotList, kSlotsPerLevel> staged_;
+  uint64_t staged_window_ = 0;
+  bool staging_ = false;
   size_t near_stale_ = 0;           // removed entries still in near_
   size_t wheel_entries_ = 0;        // slot entries, live or garbage
   size_t wheel_live_ = 0;           // nodes in a wheel state

@@ -1,6 +1,7 @@
 // Unit tests of TimerWheel against the timer_queue.h contract.
 #include "timer/wheel.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -132,6 +133,50 @@ TEST(Wheel, SameDeadlineKeepsInsertionOrderAcrossLevels) {
   wheel.Insert(13, deadline);  // the near-term structure: the current tick
   wheel.Insert(14, deadline - 1);
   EXPECT_EQ(Pop(wheel, deadline), (std::vector<uint32_t>{14, 10, 11, 12, 13}));
+}
+
+TEST(Wheel, StagedWindowFiresExactlyAndInInsertionOrder) {
+  constexpr int64_t kTick = int64_t{1} << 24;
+  // Deadline 0 is the first tick of a level-2 window, so the next level-0
+  // window starts 64 ticks later and comes from a level-1 slot.
+  const int64_t window = 64 * kTick;
+  TimerWheel wheel(0);
+  wheel.Insert(1, window + 5 * kTick + 7);
+  wheel.Insert(2, window);
+  wheel.Insert(3, window + 5 * kTick + 7);
+  wheel.Insert(4, window + 63 * kTick);
+  wheel.Insert(5, window + 3);
+  ASSERT_TRUE(wheel.CanStage());
+  EXPECT_FALSE(wheel.StageAhead());  // one chunk held them all
+  EXPECT_FALSE(wheel.CanStage());
+  wheel.Insert(6, window + 5 * kTick + 7);  // after staging: cascades at the hand-over
+  wheel.Insert(7, window + 1);
+  EXPECT_TRUE(wheel.Remove(4));
+  EXPECT_EQ(wheel.NextDeadline(), window);
+  EXPECT_TRUE(Pop(wheel, window - 1).empty());
+  EXPECT_EQ(Pop(wheel, window + 3), (std::vector<uint32_t>{2, 7, 5}));
+  EXPECT_EQ(Pop(wheel, window + 5 * kTick + 7), (std::vector<uint32_t>{1, 3, 6}));
+  EXPECT_EQ(wheel.size(), 0u);
+}
+
+TEST(Wheel, SweepWhileStagedKeepsTheLiveEntries) {
+  constexpr int64_t kTick = int64_t{1} << 24;
+  const int64_t window = 64 * kTick;  // as above: the next window is staged
+  TimerWheel wheel(0);
+  for (uint32_t id = 0; id < 3000; ++id) wheel.Insert(id, window + (id % 64) * kTick + id);
+  while (wheel.StageAhead()) {
+  }
+  ASSERT_FALSE(wheel.CanStage());
+  // Removing 2,600 leaves more garbage than live entries + 1,024: a sweep.
+  for (uint32_t id = 0; id < 3000; ++id) {
+    if (id % 8 != 0) wheel.Remove(id);
+  }
+  std::vector<uint32_t> expected;
+  for (uint32_t id = 0; id < 3000; id += 8) expected.push_back(id);
+  std::sort(expected.begin(), expected.end(),
+            [](uint32_t a, uint32_t b) { return (a % 64) * kTick + a < (b % 64) * kTick + b; });
+  EXPECT_EQ(Pop(wheel, window + 64 * kTick), expected);
+  EXPECT_EQ(wheel.size(), 0u);
 }
 
 TEST(Wheel, NextDeadlineIsLowerBoundAndExactNearTerm) {
