@@ -66,7 +66,9 @@ void TimerWheel::Sweep() {
   if (staging_) {
     // The hand-over needs the source slot's bit while anything is staged.
     staging_ = staged;
-    if (staged) occupied_[1] |= uint64_t{1} << SlotFor(staged_window_, 1);
+    if (staged) {
+      occupied_[staged_level_] |= uint64_t{1} << SlotFor(staged_window_, staged_level_);
+    }
   }
   assert(kept == wheel_live_);
   wheel_entries_ = kept;
@@ -133,7 +135,7 @@ bool TimerWheel::AdvanceOneSlot(uint64_t now_tick) {
     AdmitChain(chain);
   } else {
     if (staging_) {
-      assert(level == 1 && start == staged_window_);
+      assert(level == staged_level_ && start == staged_window_);
       InstallStaged();
     }
     CascadeChain(chain);
@@ -185,49 +187,52 @@ void TimerWheel::CascadeChain(SlotChunk* chunk) {
   }
 }
 
-// The level-1 slot that the current level-0 window hands over to, or -1 when
-// the next window comes from a higher level (every 64th window).
-int TimerWheel::NextLevel1Slot() const {
-  const uint64_t next_window = (elapsed_ | (kSlotsPerLevel - 1)) + 1;
-  if (next_window % (kSlotsPerLevel * kSlotsPerLevel) == 0) return -1;
-  return SlotFor(next_window, 1);
+// The slot that hands over to the next level-0 window when the current one
+// ends: {level, slot}, level >= 1; level 0 when there is no next window.
+TimerWheel::Source TimerWheel::NextSource() const {
+  const uint64_t window = (elapsed_ | (kSlotsPerLevel - 1)) + 1;
+  if (window > TickOf(std::numeric_limits<int64_t>::max())) return {0, 0, window};
+  const int level = LevelFor(elapsed_, window);
+  return {level, SlotFor(window, level), window};
 }
 
 bool TimerWheel::CanStage() const {
-  const int s1 = NextLevel1Slot();
-  return s1 >= 0 && !slots_[kSlotsPerLevel + s1].empty();
+  const Source source = NextSource();
+  return source.level > 0 && !slots_[source.level * kSlotsPerLevel + source.slot].empty();
 }
 
 bool TimerWheel::StageAhead() {
-  const int s1 = NextLevel1Slot();
-  if (s1 < 0) return false;
-  SlotList& source = slots_[kSlotsPerLevel + s1];
-  SlotChunk* chunk = source.TakeFront();
+  const Source source = NextSource();
+  if (source.level == 0) return false;
+  SlotList& from = slots_[source.level * kSlotsPerLevel + source.slot];
+  SlotChunk* chunk = from.TakeFront();
   if (chunk == nullptr) return false;
   // The source slot keeps its occupied bit until the hand-over, even when
   // staging empties it: that is how AdvanceOneSlot and NextDeadline still
   // see the staged entries.
-  const uint64_t window = (elapsed_ | (kSlotsPerLevel - 1)) + 1;
-  assert(!staging_ || staged_window_ == window);
+  assert(!staging_ || (staged_window_ == source.window && staged_level_ == source.level));
   staging_ = true;
-  staged_window_ = window;
+  staged_window_ = source.window;
+  staged_level_ = source.level;
   for (uint32_t i = 0; i < chunk->count; ++i) {
     const SlotEntry& entry = chunk->entries[i];
-    staged_[SlotFor(TickOf(entry.deadline()), 0)].Append(entry, pool_);
+    const uint64_t tick = TickOf(entry.deadline());
+    const int level = LevelFor(source.window, tick);
+    staged_[level * kSlotsPerLevel + SlotFor(tick, level)].Append(entry, pool_);
   }
   pool_.Put(chunk);
-  return !source.empty();
+  return !from.empty();
 }
 
-// At the hand-over to the staged window (elapsed_ is its first tick, level 0
-// is empty): the staged lists become level 0, and the first tick's entries
-// join near_ with those the rest of the cascade admits.
+// At the hand-over (elapsed_ is the staged window's first tick; the levels
+// below the source are empty): the staged lists become those levels, and the
+// first tick's entries join near_ with those the rest of the cascade admits.
 void TimerWheel::InstallStaged() {
   staging_ = false;
-  for (int slot = 0; slot < kSlotsPerLevel; ++slot) {
-    if (staged_[slot].empty()) continue;
-    std::swap(slots_[slot], staged_[slot]);
-    occupied_[0] |= uint64_t{1} << slot;
+  for (int where = 0; where < staged_level_ * kSlotsPerLevel; ++where) {
+    if (staged_[where].empty()) continue;
+    std::swap(slots_[where], staged_[where]);
+    occupied_[where / kSlotsPerLevel] |= uint64_t{1} << (where % kSlotsPerLevel);
   }
   if ((occupied_[0] & 1) != 0) {
     occupied_[0] &= ~uint64_t{1};

@@ -39,16 +39,17 @@
 //   * NextDeadline() is exact when the earliest entry is in the NearQueue,
 //     otherwise the first tick of the next occupied slot. An idle owner sleeps
 //     until it; the wheel never needs ticking.
-//   * Staging: when the current level-0 window ends, the next level-1 slot
-//     is cascaded into level 0, all at once (21,000 entries at W3's rate of
-//     20,000 fires a second: 0.5-1 ms on the test VM, where touching a page
-//     unused for a second costs microseconds). StageAhead moves that slot
-//     into `staged_` (the next window's level 0) one chunk at a time,
-//     whenever the owner has a moment, so the hand-over only swaps lists and
-//     loads the first tick. Entries inserted meanwhile go to the source slot
-//     and cascade at the hand-over as before; the source slot keeps its
-//     occupied bit until then. Every 64th window comes from a higher level
-//     and is not staged.
+//   * Staging: when the current level-0 window ends, the slot that holds the
+//     next window (level 1, or a higher level every 64th window) cascades
+//     into the levels below it -- at W3's rate of 20,000 fires a second a
+//     level-1 slot is 21,000 entries, 0.5-1 ms on the test VM (a page unused
+//     for a second costs microseconds at its next touch), and due jobs wait
+//     meanwhile. StageAhead files that slot ahead, one chunk at a time, into
+//     `staged_`: the lower levels as they will be from the next window on.
+//     The owner calls it when it has a moment; the hand-over then only swaps
+//     lists and loads the first tick. Entries inserted meanwhile go to the
+//     source slot and cascade at the hand-over as before; the source slot
+//     keeps its occupied bit until then.
 //   * PopExpired hands out at most `max` ids per call. Processing a slot is
 //     O(entries in it), done once per slot per level.
 //   * Memory: 16 B node + 12 B slot entry per pending timer, plus one partly
@@ -151,7 +152,12 @@ class TimerWheel {
   bool AdvanceOneSlot(uint64_t now_tick);
   void AdmitChain(SlotChunk* chunk);
   void CascadeChain(SlotChunk* chunk);
-  int NextLevel1Slot() const;
+  struct Source {
+    int level;
+    int slot;
+    uint64_t window;  // first tick of the next level-0 window
+  };
+  Source NextSource() const;
   void InstallStaged();
 
   ChunkedArray<Node> nodes_;  // indexed by id
@@ -159,10 +165,11 @@ class TimerWheel {
   std::array<SlotList, static_cast<size_t>(kNumLevels) * kSlotsPerLevel> slots_;
   ChunkPool pool_;
   NearQueue near_;
-  // The next level-0 window, filed ahead by StageAhead; installed as level 0
-  // when elapsed_ reaches staged_window_.
-  std::array<SlotList, kSlotsPerLevel> staged_;
+  // Levels 0 .. staged_level_ - 1 as they will be from staged_window_ on,
+  // filed ahead by StageAhead; installed when elapsed_ reaches that tick.
+  std::array<SlotList, static_cast<size_t>(kNumLevels) * kSlotsPerLevel> staged_;
   uint64_t staged_window_ = 0;
+  int staged_level_ = 0;
   bool staging_ = false;
   size_t near_stale_ = 0;           // removed entries still in near_
   size_t wheel_entries_ = 0;        // slot entries, live or garbage

@@ -159,6 +159,28 @@ TEST(Wheel, StagedWindowFiresExactlyAndInInsertionOrder) {
   EXPECT_EQ(wheel.size(), 0u);
 }
 
+TEST(Wheel, StagedWindowFromLevelTwoFiresExactlyAndInInsertionOrder) {
+  constexpr int64_t kTick = int64_t{1} << 24;
+  // The last tick before a level-2 boundary: the next window comes from a
+  // level-2 slot and is staged into levels 0 and 1.
+  const int64_t window = 4096 * kTick;
+  TimerWheel wheel(window - kTick);
+  wheel.Insert(1, window + 300 * kTick + 5);  // level 1 after the hand-over
+  wheel.Insert(2, window + 2 * kTick);
+  wheel.Insert(3, window);
+  wheel.Insert(4, window + 300 * kTick + 5);
+  ASSERT_TRUE(wheel.CanStage());
+  EXPECT_FALSE(wheel.StageAhead());
+  wheel.Insert(5, window + 300 * kTick + 5);  // after staging: cascades at the hand-over
+  wheel.Insert(6, window);
+  EXPECT_EQ(wheel.NextDeadline(), window);
+  EXPECT_EQ(Pop(wheel, window), (std::vector<uint32_t>{3, 6}));
+  EXPECT_EQ(Pop(wheel, window + 2 * kTick), (std::vector<uint32_t>{2}));
+  EXPECT_TRUE(Pop(wheel, window + 300 * kTick + 4).empty());
+  EXPECT_EQ(Pop(wheel, window + 300 * kTick + 5), (std::vector<uint32_t>{1, 4, 5}));
+  EXPECT_EQ(wheel.size(), 0u);
+}
+
 TEST(Wheel, SweepWhileStagedKeepsTheLiveEntries) {
   constexpr int64_t kTick = int64_t{1} << 24;
   const int64_t window = 64 * kTick;  // as above: the next window is staged
