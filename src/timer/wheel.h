@@ -53,7 +53,7 @@
 //   * PopExpired hands out at most `max` ids per call. Processing a slot is
 //     O(entries in it), done once per slot per level.
 //   * Memory: 16 B node + 12 B slot entry per pending timer, plus one partly
-//     filled 4 KiB chunk per occupied slot and node-table chunk slack (see
+//     filled 4 KiB chunk per occupied (or staged) slot and node-table chunk slack (see
 //     MemoryBytes()). Entries in the NearQueue take 24 B there instead.
 #pragma once
 
