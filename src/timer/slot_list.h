@@ -5,6 +5,7 @@
 // slack), and drained chunks are recycled without touching malloc.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -63,13 +64,14 @@ class SlotList {
     if (tail_ == nullptr || tail_->count == SlotChunk::kCapacity) [[unlikely]] {
       AddChunk(pool);
     }
-    SlotEntry* at = &tail_->entries[tail_->count++];
+    const uint32_t at = tail_->count++;
     // Lines of a slot's tail are written once each, often long after the
     // chunk was last touched: start loading the next line now, while other
     // slots take the appends in between (a cascade writes to up to 64 slots
-    // in turn). A prefetch past the chunk's end is harmless.
-    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(at) + 64), 1);
-    *at = entry;
+    // in turn).
+    constexpr uint32_t kNextLine = 64 / sizeof(SlotEntry) + 1;
+    __builtin_prefetch(&tail_->entries[std::min(at + kNextLine, SlotChunk::kCapacity - 1)], 1);
+    tail_->entries[at] = entry;
   }
 
   // Detaches the chunk chain (walk it with `next`, return it with Release);
