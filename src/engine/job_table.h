@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,8 +104,9 @@ struct Run {
 };
 
 // A slab of T: dense indices over a ChunkedArray (records never move, and
-// huge pages once the slab is large), with a free list.
-template <class T>
+// huge pages once the slab is large), with a free list. Chunks hold
+// 2^kChunkBits records.
+template <class T, int kChunkBits = 12>
 class Slab {
  public:
   T& operator[](uint32_t i) { return records_[i]; }
@@ -116,24 +116,25 @@ class Slab {
   void Prefetch(uint32_t i) const { records_.Prefetch(i); }
   // Index of a fresh or recycled record (the caller resets its fields).
   uint32_t Allocate() {
-    if (!free_.empty()) {
-      uint32_t i = free_.back();
-      free_.pop_back();
-      return i;
-    }
+    if (free_count_ > 0) return free_[--free_count_];
     records_.EnsureIndex(size_);
     return size_++;
   }
-  void Release(uint32_t i) { free_.push_back(i); }
-  size_t live() const { return size_ - free_.size(); }
+  void Release(uint32_t i) {
+    free_.EnsureIndex(free_count_);
+    free_[free_count_++] = i;
+  }
+  size_t live() const { return size_ - free_count_; }
 
  private:
-  ChunkedArray<T> records_;
-  // A deque, not a vector: when the engine forgets 20,000 jobs a second, a
-  // doubling vector copied its contents and faulted in fresh pages under the
-  // engine lock each time it grew -- a pause of about a millisecond that W3
-  // met at the same moment in every run.
-  std::deque<uint32_t> free_;
+  ChunkedArray<T, kChunkBits> records_;
+  // The free list, a stack in fixed chunks kept at their peak: a doubling
+  // vector copied its contents and faulted in fresh pages under the engine
+  // lock each time it grew (a pause of about a millisecond that W3 met at the
+  // same moment in every run), and a deque allocated and freed a block each
+  // time the stack crossed a block boundary (runs do, at the fire rate).
+  ChunkedArray<uint32_t> free_;
+  uint32_t free_count_ = 0;
   uint32_t size_ = 0;
 };
 
