@@ -85,12 +85,7 @@ void SchedulerImpl::Loop() {
     const bool throttle = held_total_.load(std::memory_order_seq_cst) >= kMaxHeld;
     const size_t handled = ProcessDue(now, !throttle, dispatch);
     PurgeRetired(now);
-    int64_t next = run_wheel_.NextDeadline();
-    if (!shutting_down_ && !throttle) next = std::min(next, wheel_.NextDeadline());
-    if (!retired_.empty()) {
-      const std::optional<Instant> purge = AddDuration(retired_.front().at, options_.retention);
-      if (purge) next = std::min(next, ToUnixNanos(*purge));
-    }
+    const int64_t next = NextWake(!throttle);
     bool more = handled >= kBatch;
     if (throttle) {
       // RunsGone() signals once the workers are down to kResumeHeld; seen
@@ -133,9 +128,12 @@ void SchedulerImpl::Loop() {
   }
 }
 
-int64_t SchedulerImpl::NextWake() {
+// The earliest instant the scheduler thread has work: a run timer, a job
+// (unless shutting down, or `jobs` is false while due jobs are held back), or
+// forgetting the oldest retired job.
+int64_t SchedulerImpl::NextWake(bool jobs) {
   int64_t next = run_wheel_.NextDeadline();
-  if (!shutting_down_) next = std::min(next, wheel_.NextDeadline());
+  if (!shutting_down_ && jobs) next = std::min(next, wheel_.NextDeadline());
   if (!retired_.empty()) {
     const std::optional<Instant> purge = AddDuration(retired_.front().at, options_.retention);
     next = std::min(next, purge ? ToUnixNanos(*purge) : INT64_MAX);
@@ -775,7 +773,7 @@ bool SchedulerImpl::WaitFor(Duration timeout, bool runs_too) {
   Lock l = Acquire();
   const bool idle = idle_cv_.wait_until(l, until, [&] {
     const int64_t now = ToUnixNanos(clock_->Now());
-    return (!runs_too || held_total_.load() == 0) && armed_ != INT64_MIN && NextWake() > now;
+    return (!runs_too || held_total_.load() == 0) && armed_ != INT64_MIN && NextWake(true) > now;
   });
   l.unlock();
   if (!idle) return false;

@@ -142,7 +142,7 @@ class SchedulerImpl final : public Scheduler {
   void ReleaseRun(uint32_t run, Task& released);
   void FinishHeld(Task& released);
   void RunsGone(uint64_t n);
-  int64_t NextWake();
+  int64_t NextWake(bool jobs);
 
   // ---- state changes (REQUIRES mu_)
   void Terminate(uint32_t slot, JobState state, std::string reason, Instant now, Task& released);

@@ -37,12 +37,4 @@ void SlotList::AddChunk(ChunkPool& pool) {
   tail_ = chunk;
 }
 
-void SlotList::Release(SlotChunk* chain, ChunkPool& pool) {
-  while (chain != nullptr) {
-    SlotChunk* next = chain->next;
-    pool.Put(chain);
-    chain = next;
-  }
-}
-
 }  // namespace ax::internal

@@ -81,7 +81,21 @@ class SlotList {
     head_ = tail_ = nullptr;
     return head;
   }
-  static void Release(SlotChunk* chain, ChunkPool& pool);
+  static void Release(SlotChunk* chain, ChunkPool& pool) {
+    Drain(chain, pool, [](const SlotChunk&) {});
+  }
+  // Calls fn(chunk) for each chunk of a detached chain and returns it to the
+  // pool right after, so that what fn appends elsewhere can reuse it (a
+  // cascade of a million entries then allocates almost no new chunks).
+  template <typename Fn>
+  static void Drain(SlotChunk* chain, ChunkPool& pool, Fn fn) {
+    while (chain != nullptr) {
+      SlotChunk* next = chain->next;
+      fn(*chain);
+      pool.Put(chain);
+      chain = next;
+    }
+  }
   // Detaches the first chunk (null when empty); the rest stays.
   SlotChunk* TakeFront() {
     SlotChunk* chunk = head_;
@@ -108,18 +122,14 @@ class SlotList {
 template <typename Keep, typename Prefetch>
 void SlotList::Filter(Keep keep, Prefetch prefetch, ChunkPool& pool) {
   constexpr uint32_t kAhead = 8;
-  SlotChunk* chunk = Take();
-  while (chunk != nullptr) {
-    const uint32_t count = chunk->count;
-    for (uint32_t i = 0; i < count && i < kAhead; ++i) prefetch(chunk->entries[i]);
+  Drain(Take(), pool, [&](const SlotChunk& chunk) {
+    const uint32_t count = chunk.count;
+    for (uint32_t i = 0; i < count && i < kAhead; ++i) prefetch(chunk.entries[i]);
     for (uint32_t i = 0; i < count; ++i) {
-      if (i + kAhead < count) prefetch(chunk->entries[i + kAhead]);
-      if (keep(chunk->entries[i])) Append(chunk->entries[i], pool);
+      if (i + kAhead < count) prefetch(chunk.entries[i + kAhead]);
+      if (keep(chunk.entries[i])) Append(chunk.entries[i], pool);
     }
-    SlotChunk* next = chunk->next;
-    pool.Put(chunk);  // the kept entries that follow can refill it
-    chunk = next;
-  }
+  });
 }
 
 }  // namespace ax::internal

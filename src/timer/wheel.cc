@@ -146,34 +146,28 @@ bool TimerWheel::AdvanceOneSlot(uint64_t now_tick) {
 }
 
 // Moves every entry of a chain to near_ (each needs its node: keep loads in
-// flight). Each drained chunk goes back to the pool at once, here and in
-// CascadeChain, so a big slot refills the chunks it empties instead of
-// allocating (and faulting in) as many new ones.
-void TimerWheel::AdmitChain(SlotChunk* chunk) {
-  while (chunk != nullptr) {
-    const uint32_t count = chunk->count;
+// flight).
+void TimerWheel::AdmitChain(SlotChunk* chain) {
+  SlotList::Drain(chain, pool_, [this](const SlotChunk& chunk) {
+    const uint32_t count = chunk.count;
     wheel_entries_ -= count;
     for (uint32_t i = 0; i < std::min(count, kPrefetchDistance); ++i) {
-      PrefetchNode(chunk->entries[i].id);
+      PrefetchNode(chunk.entries[i].id);
     }
     for (uint32_t i = 0; i < count; ++i) {
-      if (i + kPrefetchDistance < count) PrefetchNode(chunk->entries[i + kPrefetchDistance].id);
-      AdmitNear(chunk->entries[i]);
+      if (i + kPrefetchDistance < count) PrefetchNode(chunk.entries[i + kPrefetchDistance].id);
+      AdmitNear(chunk.entries[i]);
     }
-    SlotChunk* next = chunk->next;
-    pool_.Put(chunk);
-    chunk = next;
-  }
+  });
 }
 
 // Re-files a chain of a higher level relative to elapsed_. Entries carry
 // their deadline, so no node is touched except for those due in this tick.
-void TimerWheel::CascadeChain(SlotChunk* chunk) {
-  while (chunk != nullptr) {
-    const uint32_t count = chunk->count;
-    wheel_entries_ -= count;
-    for (uint32_t i = 0; i < count; ++i) {
-      const SlotEntry& entry = chunk->entries[i];
+void TimerWheel::CascadeChain(SlotChunk* chain) {
+  SlotList::Drain(chain, pool_, [this](const SlotChunk& chunk) {
+    wheel_entries_ -= chunk.count;
+    for (uint32_t i = 0; i < chunk.count; ++i) {
+      const SlotEntry& entry = chunk.entries[i];
       const uint64_t tick = TickOf(entry.deadline());
       if (tick <= elapsed_) {
         AdmitNear(entry);
@@ -181,10 +175,7 @@ void TimerWheel::CascadeChain(SlotChunk* chunk) {
         FileInWheel(entry, tick);
       }
     }
-    SlotChunk* next = chunk->next;
-    pool_.Put(chunk);
-    chunk = next;
-  }
+  });
 }
 
 // The slot that hands over to the next level-0 window when the current one

@@ -150,8 +150,8 @@ class TimerWheel {
   // Processes the next occupied slot if it starts at or before `now_tick`.
   // REQUIRES: near_ is empty. Returns false when there is no such slot.
   bool AdvanceOneSlot(uint64_t now_tick);
-  void AdmitChain(SlotChunk* chunk);
-  void CascadeChain(SlotChunk* chunk);
+  void AdmitChain(SlotChunk* chain);
+  void CascadeChain(SlotChunk* chain);
   struct Source {
     int level;
     int slot;
