@@ -84,6 +84,8 @@ void SchedulerImpl::Loop() {
     const Instant now = clock_->Now();
     const bool throttle = held_total_.load(std::memory_order_seq_cst) >= kMaxHeld;
     const size_t handled = ProcessDue(now, !throttle, dispatch);
+    // Every new run is in `dispatch`: one shared update per batch, not one per run.
+    held_total_.fetch_add(dispatch.size(), std::memory_order_seq_cst);
     PurgeRetired(now);
     const int64_t next = NextWake(!throttle);
     bool more = handled >= kBatch;
@@ -176,8 +178,7 @@ uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
   r.timeout_at = kInstantMax;
   r.slow_at = kInstantMax;
   ++j.active;
-  ++j.held;
-  ++held_total_;
+  ++j.held;  // held_total_ counts the batch in Loop
   if (j.cold) {
     j.cold->runs_active.push_back(idx);
   } else {
@@ -355,13 +356,14 @@ void SchedulerImpl::Execute(Run& r, int worker) {
     // resolved later with the worker's other finished runs, under one lock.
     uint8_t queued = kQueued;
     const bool stopping = stopping_runs_.load(std::memory_order_acquire);
+    WorkerLocal& local = local_[static_cast<size_t>(worker)];
     if (!stopping && r.phase.compare_exchange_strong(queued, kStarted, std::memory_order_acq_rel)) {
-      executing_.fetch_add(1, std::memory_order_relaxed);
+      local.executing.fetch_add(1, std::memory_order_relaxed);
       r.started_at = clock_->Now();
       const RunContext fast_ctx(JobId(r.job, r.gen), {}, r.attempt, r.scheduled,
                                 StopToken(&r.stop));
-      finished_[static_cast<size_t>(worker)].push_back({&r, Invoke(*r.task, fast_ctx)});
-      if (finished_[static_cast<size_t>(worker)].size() >= 64) Flush(worker);
+      local.finished.push_back({&r, Invoke(*r.task, fast_ctx)});
+      if (local.finished.size() >= 64) Flush(worker);
       return;
     }
   }
@@ -369,6 +371,7 @@ void SchedulerImpl::Execute(Run& r, int worker) {
     Lock l = Acquire();
     if (!Start(run, task, ctx)) {
       ReleaseRun(run, released);
+      NotifyIfNoneExecuting();
       l.unlock();
       FinishHeld(released);
       return;
@@ -380,6 +383,7 @@ void SchedulerImpl::Execute(Run& r, int worker) {
     executing_.fetch_sub(1, std::memory_order_relaxed);
     if (!runs_[run].resolved) Resolve(run, status, clock_->Now());
     ReleaseRun(run, released);
+    NotifyIfNoneExecuting();
   }
   FinishHeld(released);
 }
@@ -396,20 +400,21 @@ Status SchedulerImpl::Invoke(Task& task, const RunContext& ctx) {
 }
 
 void SchedulerImpl::Flush(int worker) {
-  std::vector<Finished>& done = finished_[static_cast<size_t>(worker)];
+  WorkerLocal& local = local_[static_cast<size_t>(worker)];
+  std::vector<Finished>& done = local.finished;
   if (done.empty()) return;
   std::vector<Task> released(done.size());
   {
     Lock l = Acquire();
     const Instant now = clock_->Now();
+    local.executing.fetch_sub(done.size(), std::memory_order_relaxed);
     for (size_t i = 0; i < done.size(); ++i) {
       Run& r = *done[i].run;
       stats_.lateness.Record(ToUnixNanos(r.started_at) - ToUnixNanos(r.scheduled));
-      executing_.fetch_sub(1, std::memory_order_relaxed);
       if (!r.resolved) Resolve(r.index, done[i].status, now);
       ReleaseRun(r.index, released[i]);
     }
-    if (executing_.load(std::memory_order_relaxed) == 0) idle_cv_.notify_all();
+    NotifyIfNoneExecuting();
   }
   const auto n = static_cast<uint64_t>(done.size());
   done.clear();
@@ -486,7 +491,18 @@ void SchedulerImpl::ReleaseRun(uint32_t run, Task& released) {
   if (j.held == 0 && IsTerminal(j.state) && j.task) released = std::move(j.task);
   r.job = kNoIndex;
   runs_.Release(run);
-  if (executing_.load(std::memory_order_relaxed) == 0) idle_cv_.notify_all();
+}
+
+void SchedulerImpl::NotifyIfNoneExecuting() {
+  if (Executing() == 0) idle_cv_.notify_all();
+}
+
+uint64_t SchedulerImpl::Executing() const {
+  uint64_t n = executing_.load(std::memory_order_relaxed);
+  for (int i = 0; i < options_.workers; ++i) {
+    n += local_[static_cast<size_t>(i)].executing.load(std::memory_order_relaxed);
+  }
+  return n;
 }
 
 void SchedulerImpl::Resolve(uint32_t run, const Status& status, Instant now) {
@@ -798,7 +814,7 @@ ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
   interrupt_.Signal();
   ShutdownReport report;
   Lock l = Acquire();
-  auto done = [&] { return executing_.load() == 0; };
+  auto done = [&] { return Executing() == 0; };
   if (timeout > std::chrono::hours(24 * 365)) {
     idle_cv_.wait(l, done);
   } else {

@@ -49,7 +49,7 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
     events_ = std::make_unique<EventQueue>(options_.observer, options_.on_dead_letter);
   }
   stats_.workers = static_cast<uint64_t>(options_.workers);
-  finished_.resize(static_cast<size_t>(options_.workers));
+  local_ = std::make_unique<WorkerLocal[]>(static_cast<size_t>(options_.workers));
   pool_ = std::make_unique<WorkerPool>(
       options_.workers, [this](void* run, int worker) { Execute(*static_cast<Run*>(run), worker); },
       [this](int worker) { Flush(worker); });

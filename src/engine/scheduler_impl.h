@@ -143,6 +143,10 @@ class SchedulerImpl final : public Scheduler {
   void FinishHeld(Task& released);
   void RunsGone(uint64_t n);
   int64_t NextWake(bool jobs);
+  // Runs started and not finished (flushed), over all workers.
+  uint64_t Executing() const;
+  // Wakes the waiters on idle_cv_ once no run executes. REQUIRES mu_.
+  void NotifyIfNoneExecuting();
 
   // ---- state changes (REQUIRES mu_)
   void Terminate(uint32_t slot, JobState state, std::string reason, Instant now, Task& released);
@@ -180,7 +184,8 @@ class SchedulerImpl final : public Scheduler {
   std::vector<Event> dead_letters_;
   size_t live_jobs_ = 0;
   std::atomic<uint64_t> held_total_{0};     // runs dispatched and not yet finished
-  std::atomic<uint64_t> executing_{0};      // of those, the ones that started
+  std::atomic<uint64_t> executing_{0};      // of those, the ones that started (but plain
+                                            // runs: WorkerLocal::executing)
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
   std::atomic<bool> throttled_{false};      // Loop holds due jobs back (kMaxHeld)
   std::vector<uint32_t> due_;               // scratch of the scheduler thread
@@ -198,7 +203,16 @@ class SchedulerImpl final : public Scheduler {
     Run* run;
     Status status;
   };
-  std::vector<std::vector<Finished>> finished_;  // [worker]; owned by that worker
+  // One cache line (or more) per worker: the vectors' headers side by side
+  // were written by two workers on every run, and the line bounced between
+  // their cores; so did one shared count of the runs executing.
+  struct alignas(64) WorkerLocal {
+    std::vector<Finished> finished;
+    // Plain runs this worker started and has not flushed yet. Raised by the
+    // worker alone, lowered under mu_ (Flush), read by Executing().
+    std::atomic<uint64_t> executing{0};
+  };
+  std::unique_ptr<WorkerLocal[]> local_;  // [options_.workers]; owned by that worker
   std::unique_ptr<WorkerPool> pool_;
   std::thread thread_;
 };
