@@ -6,7 +6,9 @@ namespace ax::internal {
 
 WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
                        std::function<void(int)> idle)
-    : run_(std::move(run)), idle_(std::move(idle)) {
+    : run_(std::move(run)),
+      idle_(std::move(idle)),
+      busy_(std::make_unique<Busy[]>(static_cast<size_t>(threads))) {
   threads_.reserve(threads);
   for (int i = 0; i < threads; ++i)
     threads_.emplace_back([this, i] {
@@ -28,6 +30,14 @@ void WorkerPool::Push(void* const* items, size_t n) {
   }
 }
 
+int WorkerPool::busy() const {
+  int n = 0;
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    n += busy_[i].flag.load(std::memory_order_relaxed) ? 1 : 0;
+  }
+  return n;
+}
+
 void WorkerPool::Stop() {
   if (stopping_.exchange(true)) return;
   for (size_t i = 0; i < threads_.size(); ++i) queue_.enqueue(nullptr);
@@ -40,19 +50,23 @@ void WorkerPool::Join() {
 }
 
 void WorkerPool::Loop(int worker) {
+  // A consumer token remembers which producer's block it took from last, so
+  // a dequeue need not scan the producers (and touch their lines) each time.
+  moodycamel::ConsumerToken token(queue_);
   void* item = nullptr;
   for (;;) {
-    if (!queue_.try_dequeue(item)) {
+    if (!queue_.try_dequeue(token, item)) {
       idle_(worker);
-      queue_.wait_dequeue(item);
+      queue_.wait_dequeue(token, item);
     }
     if (item == nullptr || stopping_.load(std::memory_order_acquire)) {
       idle_(worker);
       return;
     }
-    busy_.fetch_add(1, std::memory_order_relaxed);
+    std::atomic<bool>& busy = busy_[static_cast<size_t>(worker)].flag;
+    busy.store(true, std::memory_order_relaxed);
     run_(item, worker);
-    busy_.fetch_sub(1, std::memory_order_relaxed);
+    busy.store(false, std::memory_order_relaxed);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -42,7 +43,7 @@ class WorkerPool {
   void Join();
 
   size_t QueueDepth() const { return queue_.size_approx(); }
-  int busy() const { return busy_.load(std::memory_order_relaxed); }
+  int busy() const;
   int size() const { return static_cast<int>(threads_.size()); }
 
  private:
@@ -52,7 +53,12 @@ class WorkerPool {
   std::function<void(int)> idle_;
   moodycamel::BlockingConcurrentQueue<void*, WorkerQueueTraits> queue_;
   std::atomic<bool> stopping_{false};
-  std::atomic<int> busy_{0};
+  // Whether each worker is in `run`: a flag per worker on its own cache
+  // line, as one shared count was written by every worker for every run.
+  struct alignas(64) Busy {
+    std::atomic<bool> flag{false};
+  };
+  std::unique_ptr<Busy[]> busy_;
   std::vector<std::thread> threads_;
 };
 

@@ -57,6 +57,9 @@ class NearQueue {
     run_.push_back(entry);
   }
   void FinishLoad();
+  // Room for n more Appends: a slot of a million entries would otherwise
+  // grow the run by doubling, copying it each time.
+  void Reserve(size_t n) { run_.reserve(run_.size() + n); }
 
   // Removes every entry for which `stale(entry)` holds; keeps the order.
   template <typename IsStale>

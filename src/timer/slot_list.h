@@ -57,6 +57,7 @@ class ChunkPool {
 class SlotList {
  public:
   bool empty() const { return head_ == nullptr; }
+  size_t size() const { return size_; }
   // The first chunk. REQUIRES: !empty().
   const SlotChunk* front() const { return head_; }
 
@@ -65,6 +66,7 @@ class SlotList {
       AddChunk(pool);
     }
     const uint32_t at = tail_->count++;
+    ++size_;
     // Lines of a slot's tail are written once each, often long after the
     // chunk was last touched: start loading the next line now, while other
     // slots take the appends in between (a cascade writes to up to 64 slots
@@ -79,6 +81,7 @@ class SlotList {
   SlotChunk* Take() {
     SlotChunk* head = head_;
     head_ = tail_ = nullptr;
+    size_ = 0;
     return head;
   }
   static void Release(SlotChunk* chain, ChunkPool& pool) {
@@ -100,6 +103,7 @@ class SlotList {
   SlotChunk* TakeFront() {
     SlotChunk* chunk = head_;
     if (chunk != nullptr) {
+      size_ -= chunk->count;
       head_ = chunk->next;
       if (head_ == nullptr) tail_ = nullptr;
       chunk->next = nullptr;
@@ -117,6 +121,7 @@ class SlotList {
 
   SlotChunk* head_ = nullptr;
   SlotChunk* tail_ = nullptr;
+  size_t size_ = 0;  // entries
 };
 
 template <typename Keep, typename Prefetch>

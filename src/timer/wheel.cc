@@ -130,7 +130,9 @@ bool TimerWheel::AdvanceOneSlot(uint64_t now_tick) {
 
   elapsed_ = start;
   occupied_[level] &= ~(uint64_t{1} << slot);
-  SlotChunk* chain = slots_[level * kSlotsPerLevel + slot].Take();
+  SlotList& list = slots_[level * kSlotsPerLevel + slot];
+  if (level == 0) near_.Reserve(list.size());
+  SlotChunk* chain = list.Take();
   if (level == 0) {
     AdmitChain(chain);
   } else {
