@@ -8,15 +8,20 @@
 //                         the iteration count; the jobs are cancelled untimed)
 //   CancelColdRandom/N    N jobs scheduled untimed, then all cancelled in a
 //                         random order: per Cancel (cache-cold records)
+//   AfterKeyed/N          N After(d, {.key = "order-<i>"}) into a fresh
+//                         scheduler: per call, and the slowest call (max_us)
 //   SetDelay/pending      SetDelay(random pending job, d), per call
 //   Info/pending          Info(random pending job), per call
 //
 // Wall time, single caller thread; the scheduler thread is idle apart from
 // purging the cancelled jobs it retains (SchedulerOptions::max_retained).
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -124,6 +129,33 @@ void BM_CancelColdRandom(benchmark::State& state) {
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_CancelColdRandom)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+void BM_AfterKeyed(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  const std::vector<int64_t> delays = Delays(n, 13);
+  std::vector<ax::JobOptions> options(n);
+  for (size_t i = 0; i < n; ++i) options[i].key = "order-" + std::to_string(i);
+  int64_t worst_ns = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<ax::Scheduler> s = NewScheduler();
+    state.ResumeTiming();
+    for (size_t i = 0; i < n; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(s->After(ax::Duration(delays[i]), Noop, options[i]));
+      worst_ns = std::max<int64_t>(worst_ns, (std::chrono::steady_clock::now() - t0).count());
+    }
+    state.PauseTiming();
+    s.reset();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_call"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * static_cast<int64_t>(n)),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["max_us"] = static_cast<double>(worst_ns) / 1e3;
+}
+BENCHMARK(BM_AfterKeyed)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 void BM_SetDelay(benchmark::State& state) {
   Loaded& l = LoadedWith(state.range(0));

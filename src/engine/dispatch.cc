@@ -335,10 +335,9 @@ void SchedulerImpl::PurgeRetired(Instant now) {
       continue;
     }
     if (j.cold && !j.cold->key.empty()) {
-      auto it = keys_.find(j.cold->key);
-      if (it != keys_.end() && it->second == r.slot) keys_.erase(it);
+      keys_.Erase(j.cold->key, r.slot);
     }
-    j.cold.reset();
+    if (j.cold) ReleaseCold(j);
     j.free = true;
     jobs_.Release(r.slot);
   }

@@ -221,7 +221,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
     c.period = plan.period;
     c.cron = plan.cron;
   }
-  if (!options.key.empty()) keys_.emplace(options.key, slot);
+  if (!options.key.empty()) keys_.Insert(options.key, slot);
   ++live_jobs_;
   if (*parent != kNoIndex && jobs_[*parent].state != JobState::kCompleted) {
     JobCold& c = Cold(j);
@@ -264,16 +264,16 @@ Result<uint32_t> SchedulerImpl::ParentOf(const JobOptions& options) const {
 // Frees options.key for a new job: the live job holding it (return_existing),
 // AlreadyExists, or nullopt when the key is free. REQUIRES mu_.
 Result<std::optional<JobId>> SchedulerImpl::ClaimKey(const JobOptions& options) {
-  auto it = keys_.find(options.key);
-  if (it == keys_.end()) return std::optional<JobId>();
-  const Job& existing = jobs_[it->second];
+  const uint32_t slot = FindKey(options.key);
+  if (slot == KeyMap::kNone) return std::optional<JobId>();
+  const Job& existing = jobs_[slot];
   if (!IsTerminal(existing.state)) {
-    if (options.return_existing) return std::optional<JobId>(JobId(it->second, existing.gen));
+    if (options.return_existing) return std::optional<JobId>(JobId(slot, existing.gen));
     return Status::AlreadyExists("key: job " + Quote(options.key) + " already exists (" +
-                                 IdText(it->second) + ", " +
-                                 std::string(JobStateName(existing.state)) + ")");
+                                 IdText(slot) + ", " + std::string(JobStateName(existing.state)) +
+                                 ")");
   }
-  keys_.erase(it);  // the retained terminal job keeps its info, not the key
+  keys_.Erase(options.key, slot);  // the retained terminal job keeps its info, not the key
   return std::optional<JobId>();
 }
 
@@ -606,9 +606,9 @@ Result<uint32_t> SchedulerImpl::Resolve(const JobRef& ref) const {
     if (std::optional<JobId> parsed = JobId::Parse(ref.key())) {
       id = *parsed;
     } else {
-      auto it = keys_.find(std::string(ref.key()));
-      if (it == keys_.end()) return Status::NotFound("job " + Quote(ref.key()) + " not found");
-      return it->second;
+      const uint32_t slot = FindKey(ref.key());
+      if (slot == KeyMap::kNone) return Status::NotFound("job " + Quote(ref.key()) + " not found");
+      return slot;
     }
   }
   if (id.slot() < jobs_.size()) {
@@ -624,15 +624,31 @@ Result<uint32_t> SchedulerImpl::Resolve(const JobRef& ref) const {
   return id.slot();
 }
 
+uint32_t SchedulerImpl::FindKey(std::string_view key) const {
+  return keys_.Find(key, [&](uint32_t slot) {
+    const Job& j = jobs_[slot];
+    return j.cold && j.cold->key == key;
+  });
+}
+
 JobCold& SchedulerImpl::Cold(Job& j) {
   if (!j.cold) {
-    j.cold = std::make_unique<JobCold>();
+    const uint32_t index = colds_.Allocate();  // a released record is reset already
+    j.cold = &colds_[index];
+    j.cold->index = index;
     if (j.run != kNoIndex) {  // the active run moves to the cold record's list
       j.cold->runs_active.push_back(j.run);
       j.run = kNoIndex;
     }
   }
   return *j.cold;
+}
+
+void SchedulerImpl::ReleaseCold(Job& j) {
+  const uint32_t index = j.cold->index;
+  *j.cold = JobCold();  // frees its strings and vectors now
+  colds_.Release(index);
+  j.cold = nullptr;
 }
 
 std::string SchedulerImpl::KeyOf(const Job& j) const { return j.cold ? j.cold->key : ""; }
@@ -650,7 +666,7 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
   info.kind = j.kind;
   info.state = j.state;
   if (wheel_.Contains(slot)) info.next_run = FromUnixNanos(wheel_.Deadline(slot));
-  if (const JobCold* c = j.cold.get()) {
+  if (const JobCold* c = j.cold) {
     info.key = c->key;
     info.period = c->period;
     if (c->cron) {
