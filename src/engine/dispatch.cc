@@ -23,6 +23,9 @@ constexpr Duration kStageGap = std::chrono::microseconds(100);
 // Ticks examined one by one before a cron job's missed ticks are skipped in
 // one jump.
 constexpr int kMaxTickScan = 100'000;
+// Most terminal jobs forgotten at once beyond SchedulerOptions::max_retained
+// (fewer when max_retained / 64 is smaller, down to one).
+constexpr size_t kPurgeBatch = 64;
 
 std::string DurationText(Duration d) {
   return std::to_string(std::chrono::duration<double>(d).count()) + "s";
@@ -86,7 +89,7 @@ void SchedulerImpl::Loop() {
     const size_t handled = ProcessDue(now, !throttle, dispatch);
     // Every new run is in `dispatch`: one shared update per batch, not one per run.
     held_total_.fetch_add(dispatch.size(), std::memory_order_seq_cst);
-    PurgeRetired(now);
+    PurgeRetired(now, options_.max_retained);
     const int64_t next = NextWake(!throttle);
     bool more = handled >= kBatch;
     if (throttle) {
@@ -319,15 +322,18 @@ void SchedulerImpl::FireRunTimer(uint32_t run, Instant now) {
   }
 }
 
-void SchedulerImpl::PurgeRetired(Instant now) {
+void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
+  // The oldest records are cache-cold: keep several loads in flight.
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < std::min(retired_.size(), kAhead); ++i) {
+    jobs_.Prefetch(retired_[i].slot);
+  }
   while (!retired_.empty()) {
     const Retired r = retired_.front();
     std::optional<Instant> expiry = AddDuration(r.at, options_.retention);
-    if (retired_.size() <= options_.max_retained && expiry && *expiry > now) break;
+    if (retired_.size() <= keep && expiry && *expiry > now) break;
     retired_.pop_front();
-    // The record after the next one is purged by this loop or by the next
-    // call (one per Terminate when over max_retained): start loading it.
-    if (retired_.size() > 1) jobs_.Prefetch(retired_[1].slot);
+    if (retired_.size() > kAhead) jobs_.Prefetch(retired_[kAhead].slot);
     Job& j = jobs_[r.slot];
     if (j.free || j.gen != r.gen || !IsTerminal(j.state)) continue;
     if (j.held > 0) {  // a timed-out callback still runs: keep the record
@@ -690,10 +696,23 @@ void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason,
   } else if (state == JobState::kDead || (state == JobState::kCancelled && reason != "cancelled")) {
     Cold(j).reason = std::move(reason);  // a plain cancel needs no record of why
   }
+  Retire(slot, now);
+  if (j.held == 0) released = std::move(j.task);
+  if (state == JobState::kCancelled) ++stats_.cancelled;
+  if (events_ && state != JobState::kDead) {
+    Emit(MakeEvent(state == JobState::kCancelled ? EventType::kCancelled : EventType::kCompleted,
+                   slot, now));
+  }
+}
+
+void SchedulerImpl::Retire(uint32_t slot, Instant now) {
   --live_jobs_;
-  retired_.push_back({slot, j.gen, now});
+  retired_.push_back({slot, jobs_[slot].gen, now});
   if (retired_.size() > options_.max_retained) {
-    PurgeRetired(now);  // over the bound: forget the oldest here, one per new one
+    // Over the bound: forget the oldest here, a batch at a time (one per
+    // call made every caller's path long, and each of those records is a
+    // cache miss that a batch overlaps with the others).
+    PurgeRetired(now, options_.max_retained - std::min(options_.max_retained / 64, kPurgeBatch));
   } else if (retired_.size() == 1) {
     // The scheduler thread forgets it after the retention; wake it then.
     const int64_t purge_at =
@@ -702,12 +721,6 @@ void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason,
       armed_ = purge_at;
       interrupt_.Signal();
     }
-  }
-  if (j.held == 0) released = std::move(j.task);
-  if (state == JobState::kCancelled) ++stats_.cancelled;
-  if (events_ && state != JobState::kDead) {
-    Emit(MakeEvent(state == JobState::kCancelled ? EventType::kCancelled : EventType::kCompleted,
-                   slot, now));
   }
 }
 

@@ -380,6 +380,7 @@ Status SchedulerImpl::Cancel(JobRef ref) {
   {
     Lock l = Acquire();
     if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
+    if (ref.is_id() && CancelPlain(ref.id(), released)) return Status();
     Result<uint32_t> s = Resolve(ref);
     if (!s.ok()) return s.status();
     const uint32_t slot = *s;
@@ -395,6 +396,29 @@ Status SchedulerImpl::Cancel(JobRef ref) {
     EndChildren(slot, JobState::kCancelled, now, released_children);
   }
   return Status();  // `released` destroys the callback's captures here, unlocked
+}
+
+// The common cancel, kept short on purpose: a caller cancelling jobs at
+// random misses the cache on each job record, and only a short path lets the
+// processor run on into the caller's next call (and its misses) while this
+// one is served. Anything but a plain waiting job -- a cold record, an
+// observer, a run -- goes through Terminate.
+bool SchedulerImpl::CancelPlain(JobId id, Task& released) {
+  const uint32_t slot = id.slot();
+  if (events_ || slot >= jobs_.size()) return false;
+  wheel_.Prefetch(slot);
+  Job& j = jobs_[slot];
+  if (j.free || j.gen != id.generation() || j.cold != nullptr || j.state != JobState::kWaiting ||
+      j.active != 0 || j.held != 0 || j.waits_parent) {
+    return false;
+  }
+  wheel_.Remove(slot);
+  j.state = JobState::kCancelled;
+  // The instant only starts the retention (minutes): the coarse clock will do.
+  Retire(slot, clock_->NowCoarse());
+  ++stats_.cancelled;
+  released = std::move(j.task);
+  return true;
 }
 
 Status SchedulerImpl::Pause(JobRef ref) {

@@ -130,7 +130,8 @@ class SchedulerImpl final : public Scheduler {
   void Overlapping(uint32_t slot, Instant tick, Instant now, std::vector<uint32_t>& dispatch);
   void FireRunTimer(uint32_t run, Instant now);
   uint32_t NewRun(uint32_t slot, int attempt, Instant scheduled);
-  void PurgeRetired(Instant now);
+  // Forgets the retired jobs past the retention, and the oldest beyond `keep`.
+  void PurgeRetired(Instant now, size_t keep);
 
   // ---- runs (worker threads)
   void Execute(Run& r, int worker);
@@ -152,6 +153,10 @@ class SchedulerImpl final : public Scheduler {
   void NotifyIfNoneExecuting();
 
   // ---- state changes (REQUIRES mu_)
+  bool CancelPlain(JobId id, Task& released);
+  // Counts a job out of the live ones and into retired_ (forgotten after the
+  // retention, or at once beyond max_retained).
+  void Retire(uint32_t slot, Instant now);
   void Terminate(uint32_t slot, JobState state, std::string reason, Instant now, Task& released);
   void ReleaseChildren(uint32_t slot, Instant now);
   void EndChildren(uint32_t slot, JobState parent_state, Instant now, std::vector<Task>& released);

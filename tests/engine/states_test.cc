@@ -1,4 +1,7 @@
 // SPEC 2.3: the state table, exactly as tabled, and what cancel releases.
+#include <algorithm>
+#include <vector>
+
 #include "fixture.h"
 
 namespace ax::testing {
@@ -193,6 +196,24 @@ TEST_F(StatesTest, Engine_2_3_RetainedJobsAreBoundedInNumber) {
   for (JobId id : ids) found += s_->Info(id).ok() ? 1 : 0;
   EXPECT_EQ(found, 10);
   EXPECT_TRUE(s_->Info(ids.back()).ok());  // the oldest went first
+}
+
+// Beyond the bound the oldest go in batches of max_retained / 64 (at most
+// 64): never more than max_retained are kept, and what is forgotten is always
+// the oldest.
+TEST_F(StatesTest, Engine_2_3_RetainedJobsBeyondTheBoundGoOldestFirstInSmallBatches) {
+  Start(2, [](SchedulerOptions& o) { o.max_retained = 640; });  // batches of 10
+  std::vector<JobId> ids;
+  for (int i = 0; i < 700; ++i) ids.push_back(*s_->After(hours(1), [] {}));
+  for (JobId id : ids) AX_ASSERT_OK(s_->Cancel(id));
+  std::vector<bool> kept;
+  for (JobId id : ids) kept.push_back(s_->Info(id).ok());
+  const auto first_kept = std::find(kept.begin(), kept.end(), true) - kept.begin();
+  EXPECT_TRUE(std::all_of(kept.begin() + first_kept, kept.end(), [](bool k) { return k; }));
+  const auto count = static_cast<int>(kept.size() - first_kept);
+  EXPECT_LE(count, 640);
+  EXPECT_GE(count, 630);
+  EXPECT_EQ(InfoOf(ids.back()).state, JobState::kCancelled);
 }
 
 }  // namespace
