@@ -66,7 +66,8 @@ struct SchedulerOptions {
   // Worker threads that run callbacks. 0 = number of cores.
   int workers = 0;
   // Terminal jobs (Completed, Cancelled, Dead) stay queryable this long and,
-  // beyond `max_retained`, the oldest are forgotten first.
+  // beyond `max_retained`, the oldest are forgotten first (max_retained / 64
+  // of them at a time, at most 64, at least one).
   Duration retention = std::chrono::minutes(10);
   size_t max_retained = 100'000;
   // Most live jobs at once; submissions beyond it get Unavailable. 0 = no limit.
