@@ -343,7 +343,7 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
     if (j.cold && !j.cold->key.empty()) {
       keys_.Erase(j.cold->key, r.slot);
     }
-    if (j.cold) ReleaseCold(j);
+    j.cold.reset();
     j.free = true;
     jobs_.Release(r.slot);
   }

@@ -28,7 +28,6 @@ inline constexpr uint32_t kNoIndex = UINT32_MAX;
 // a key, options, a period, children, or that failed: a plain one-shot job
 // with default options has none, which keeps a pending job small.
 struct JobCold {
-  uint32_t index = kNoIndex;  // own slab index (SchedulerImpl::colds_)
   std::string key;
   RetryPolicy retry;
   Duration timeout{0};
@@ -77,7 +76,7 @@ struct Job {
   uint16_t held = 0;        // runs dispatched whose callback has not returned
   uint32_t run = kNoIndex;  // the active run, for jobs without a cold record
   Task task;
-  JobCold* cold = nullptr;  // in SchedulerImpl::colds_; records never move
+  std::unique_ptr<JobCold> cold;
 };
 // A pending plain job costs this plus the wheel's 28 B (rss_bytes_per_pending).
 static_assert(sizeof(Job) <= 48);

@@ -657,22 +657,13 @@ uint32_t SchedulerImpl::FindKey(std::string_view key) const {
 
 JobCold& SchedulerImpl::Cold(Job& j) {
   if (!j.cold) {
-    const uint32_t index = colds_.Allocate();  // a released record is reset already
-    j.cold = &colds_[index];
-    j.cold->index = index;
+    j.cold = std::make_unique<JobCold>();
     if (j.run != kNoIndex) {  // the active run moves to the cold record's list
       j.cold->runs_active.push_back(j.run);
       j.run = kNoIndex;
     }
   }
   return *j.cold;
-}
-
-void SchedulerImpl::ReleaseCold(Job& j) {
-  const uint32_t index = j.cold->index;
-  *j.cold = JobCold();  // frees its strings and vectors now
-  colds_.Release(index);
-  j.cold = nullptr;
 }
 
 std::string SchedulerImpl::KeyOf(const Job& j) const { return j.cold ? j.cold->key : ""; }
@@ -690,7 +681,7 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
   info.kind = j.kind;
   info.state = j.state;
   if (wheel_.Contains(slot)) info.next_run = FromUnixNanos(wheel_.Deadline(slot));
-  if (const JobCold* c = j.cold) {
+  if (const JobCold* c = j.cold.get()) {
     info.key = c->key;
     info.period = c->period;
     if (c->cron) {

@@ -108,7 +108,6 @@ class SchedulerImpl final : public Scheduler {
   // ---- lookups (REQUIRES mu_)
   Result<uint32_t> Resolve(const JobRef& ref) const;
   JobCold& Cold(Job& j);
-  void ReleaseCold(Job& j);
   uint32_t FindKey(std::string_view key) const;  // KeyMap::kNone if absent
   std::string KeyOf(const Job& j) const;
   std::string IdText(uint32_t slot) const;
@@ -193,10 +192,6 @@ class SchedulerImpl final : public Scheduler {
   alignas(64) mutable std::mutex mu_;
   // Protected by mu_.
   Slab<Job> jobs_;
-  // Cold records in a slab too: from malloc, each keyed job's 400 bytes came
-  // on fresh small pages, and their page faults were a third of a keyed
-  // submission's cost on the test VM.
-  Slab<JobCold, 8> colds_;
   // Small chunks: at most kMaxHeld runs are out at a time, and the first
   // fire should not have to fault in a quarter of a megabyte.
   Slab<Run, 8> runs_;
