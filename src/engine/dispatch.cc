@@ -323,17 +323,22 @@ void SchedulerImpl::FireRunTimer(uint32_t run, Instant now) {
 }
 
 void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
-  // The oldest records are cache-cold: keep several loads in flight.
+  // The oldest records are cache-cold: once there is something to forget,
+  // keep kAhead loads in flight.
   constexpr size_t kAhead = 16;
-  for (size_t i = 0; i < std::min(retired_.size(), kAhead); ++i) {
-    jobs_.Prefetch(retired_[i].slot);
-  }
+  bool loading = false;
   while (!retired_.empty()) {
     const Retired r = retired_.front();
     std::optional<Instant> expiry = AddDuration(r.at, options_.retention);
     if (retired_.size() <= keep && expiry && *expiry > now) break;
+    if (!loading) {
+      for (size_t i = 1; i < std::min(retired_.size(), kAhead); ++i) {
+        jobs_.Prefetch(retired_[i].slot);
+      }
+      loading = true;
+    }
     retired_.pop_front();
-    if (retired_.size() > kAhead) jobs_.Prefetch(retired_[kAhead].slot);
+    if (retired_.size() >= kAhead) jobs_.Prefetch(retired_[kAhead - 1].slot);
     Job& j = jobs_[r.slot];
     if (j.free || j.gen != r.gen || !IsTerminal(j.state)) continue;
     if (j.held > 0) {  // a timed-out callback still runs: keep the record
