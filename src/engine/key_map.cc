@@ -33,15 +33,9 @@ void KeyMap::Insert(std::string_view key, uint32_t slot) {
 void KeyMap::Erase(std::string_view key, uint32_t slot) {
   const uint64_t h = HashOf(key);
   Shard& shard = shards_[ShardOf(h)];
-  if (shard.entries.empty()) return;
-  const auto tag = static_cast<uint32_t>(h);
+  size_t i = Probe(shard, static_cast<uint32_t>(h), [slot](uint32_t s) { return s == slot; });
+  if (i == kNowhere) return;
   const size_t mask = shard.entries.size() - 1;
-  size_t i = tag & mask;
-  for (;; i = (i + 1) & mask) {
-    const Entry& e = shard.entries[i];
-    if (e.slot == kNone) return;
-    if (e.tag == tag && e.slot == slot) break;
-  }
   // Backward-shift deletion: move later entries of the probe run into the
   // hole when their home position allows, so no tombstones are needed.
   for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {

@@ -34,14 +34,8 @@ class KeyMap {
   uint32_t Find(std::string_view key, KeyIs key_is) const {
     const uint64_t h = HashOf(key);
     const Shard& shard = shards_[ShardOf(h)];
-    if (shard.entries.empty()) return kNone;
-    const auto tag = static_cast<uint32_t>(h);
-    const size_t mask = shard.entries.size() - 1;
-    for (size_t i = tag & mask;; i = (i + 1) & mask) {
-      const Entry& e = shard.entries[i];
-      if (e.slot == kNone) return kNone;
-      if (e.tag == tag && key_is(e.slot)) return e.slot;
-    }
+    const size_t i = Probe(shard, static_cast<uint32_t>(h), key_is);
+    return i == kNowhere ? kNone : shard.entries[i].slot;
   }
   // REQUIRES: no entry for (key, slot); slot != kNone.
   void Insert(std::string_view key, uint32_t slot);
@@ -65,6 +59,19 @@ class KeyMap {
   static uint64_t HashOf(std::string_view key) { return std::hash<std::string_view>{}(key); }
   // The top bits pick the shard; the low 32 (the tag) the position in it.
   static size_t ShardOf(uint64_t hash) { return hash >> (64 - kShardBits); }
+  static constexpr size_t kNowhere = SIZE_MAX;
+  // The position of the entry with this tag whose slot satisfies match, in
+  // its probe run, or kNowhere.
+  template <typename Match>
+  static size_t Probe(const Shard& shard, uint32_t tag, Match match) {
+    if (shard.entries.empty()) return kNowhere;
+    const size_t mask = shard.entries.size() - 1;
+    for (size_t i = tag & mask;; i = (i + 1) & mask) {
+      const Entry& e = shard.entries[i];
+      if (e.slot == kNone) return kNowhere;
+      if (e.tag == tag && match(e.slot)) return i;
+    }
+  }
   static void Place(std::vector<Entry>& entries, Entry e);
   static void Grow(Shard& shard);
 

@@ -57,8 +57,7 @@ class NearQueue {
     run_.push_back(entry);
   }
   void FinishLoad();
-  // Room for n more Appends: a slot of a million entries would otherwise
-  // grow the run by doubling, copying it each time.
+  // Room for n more Appends.
   void Reserve(size_t n) { run_.reserve(run_.size() + n); }
 
   // Removes every entry for which `stale(entry)` holds; keeps the order.

@@ -131,11 +131,10 @@ bool TimerWheel::AdvanceOneSlot(uint64_t now_tick) {
   elapsed_ = start;
   occupied_[level] &= ~(uint64_t{1} << slot);
   SlotList& list = slots_[level * kSlotsPerLevel + slot];
-  if (level == 0) near_.Reserve(list.size());
-  SlotChunk* chain = list.Take();
   if (level == 0) {
-    AdmitChain(chain);
+    AdmitSlot(list);
   } else {
+    SlotChunk* chain = list.Take();
     if (staging_) {
       assert(level == staged_level_ && start == staged_window_);
       InstallStaged();
@@ -147,10 +146,12 @@ bool TimerWheel::AdvanceOneSlot(uint64_t now_tick) {
   return true;
 }
 
-// Moves every entry of a chain to near_ (each needs its node: keep loads in
-// flight).
-void TimerWheel::AdmitChain(SlotChunk* chain) {
-  SlotList::Drain(chain, pool_, [this](const SlotChunk& chunk) {
+// Moves every entry of a level-0 slot to near_, reserved at once (a slot of a
+// million entries would otherwise grow it by doubling); each entry needs its
+// node: keep loads in flight.
+void TimerWheel::AdmitSlot(SlotList& list) {
+  near_.Reserve(list.size());
+  SlotList::Drain(list.Take(), pool_, [this](const SlotChunk& chunk) {
     const uint32_t count = chunk.count;
     wheel_entries_ -= count;
     for (uint32_t i = 0; i < std::min(count, kPrefetchDistance); ++i) {
@@ -229,7 +230,7 @@ void TimerWheel::InstallStaged() {
   }
   if ((occupied_[0] & 1) != 0) {
     occupied_[0] &= ~uint64_t{1};
-    AdmitChain(slots_[0].Take());
+    AdmitSlot(slots_[0]);
   }
 }
 

@@ -100,8 +100,8 @@ class TimerWheel {
   }
   int64_t NextDeadline();
   size_t PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>& out);
-  // Staging (see above): whether the next window's level-1 slot has entries
-  // left to stage, and moving one chunk of them (at most 340 entries).
+  // Staging (see above): whether the slot holding the next window has
+  // entries left to stage, and moving one chunk of them (at most 340 entries).
   // Returns whether more remain. Optional: without it the hand-over does all.
   bool CanStage() const;
   bool StageAhead();
@@ -150,7 +150,7 @@ class TimerWheel {
   // Processes the next occupied slot if it starts at or before `now_tick`.
   // REQUIRES: near_ is empty. Returns false when there is no such slot.
   bool AdvanceOneSlot(uint64_t now_tick);
-  void AdmitChain(SlotChunk* chain);
+  void AdmitSlot(SlotList& list);
   void CascadeChain(SlotChunk* chain);
   struct Source {
     int level;
