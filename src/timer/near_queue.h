@@ -9,10 +9,11 @@
 //         which matters when a million deadlines share one slot;
 //   heap_ a binary min-heap for single inserts whose tick is already reached
 //         (past deadlines, or the current tick).
-// The wheel loads a slot only when the queue is empty, so the run never needs
-// merging. Removal is lazy: the wheel recognises stale entries by their
-// sequence number, drops them when they reach the top, and calls Compact when
-// they are the majority.
+// The wheel starts loading a slot only when the queue is empty, so the run
+// never needs merging (entries pushed while a load is under way go to the
+// heap, and the wheel pops nothing until FinishLoad). Removal is lazy: the wheel recognises stale
+// entries by their sequence number, drops them when they reach the top, and calls Compact when they
+// are the majority.
 #pragma once
 
 #include <algorithm>
@@ -50,10 +51,10 @@ class NearQueue {
     std::push_heap(heap_.begin(), heap_.end(), LaterThan);
   }
 
-  // Bulk load of a wheel slot: Append each entry, then FinishLoad once.
-  // REQUIRES: empty() before the first Append.
+  // Bulk load of a wheel slot: Append each entry, then FinishLoad once, with
+  // no Top or Pop in between. REQUIRES: empty() before the first Append.
   void Append(const NearEntry& entry) {
-    assert(heap_.empty() && head_ == 0);
+    assert(head_ == 0);
     run_.push_back(entry);
   }
   void FinishLoad();

@@ -20,6 +20,8 @@
 //   size_t PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>& out);
 //       Removes and appends to `out` at most `max` ids whose deadline <= now,
 //       ordered by (deadline, insertion order). If it returns fewer than
-//       `max`, NextDeadline() > now afterwards.
+//       `max`, NextDeadline() > now afterwards -- or, for the wheel, it is in
+//       the middle of loading a large slot, which it does a bounded piece per
+//       call: then NextDeadline() is INT64_MIN, and the owner calls again.
 //   size_t size() const;
 #pragma once

@@ -50,6 +50,15 @@
 //     lists and loads the first tick. Entries inserted meanwhile go to the
 //     source slot and cascade at the hand-over as before; the source slot
 //     keeps its occupied bit until then.
+//   * Loading: a level-0 slot moves into the NearQueue a few chunks per
+//     PopExpired call (kLoadChunks, about 1,400 entries), and nothing pops
+//     until all of it is in and sorted -- a later chunk may hold the earliest
+//     deadline. A slot of a million entries (everything due on the hour) took
+//     70-120 ms in one go on the test VM, and the owner's lock with it, so
+//     calls stalled that long at the start of W2's storm. Meanwhile
+//     NextDeadline() is INT64_MIN (due now: call again), removals leave
+//     garbage in the loading list like in any slot, and inserts due in the
+//     slot's tick go to the NearQueue's heap.
 //   * PopExpired hands out at most `max` ids per call. Processing a slot is
 //     O(entries in it), done once per slot per level.
 //   * Memory: 16 B node + 12 B slot entry per pending timer, plus one partly
@@ -148,9 +157,15 @@ class TimerWheel {
   void MaybeSweep();
   void Sweep();
   // Processes the next occupied slot if it starts at or before `now_tick`.
-  // REQUIRES: near_ is empty. Returns false when there is no such slot.
+  // REQUIRES: near_ is empty and nothing is loading. Returns false when there
+  // is no such slot.
   bool AdvanceOneSlot(uint64_t now_tick);
+  // Starts loading a level-0 slot's entries into near_ (see Loading above).
   void AdmitSlot(SlotList& list);
+  // Moves up to `budget` chunks of the loading slot into near_ (spending the
+  // budget) and, once all are in, sorts near_'s run. Returns whether the load
+  // is complete.
+  bool Load(size_t& budget);
   void CascadeChain(SlotChunk* chain);
   struct Source {
     int level;
@@ -165,6 +180,10 @@ class TimerWheel {
   std::array<SlotList, static_cast<size_t>(kNumLevels) * kSlotsPerLevel> slots_;
   ChunkPool pool_;
   NearQueue near_;
+  // The level-0 slot being loaded into near_ (its tick is elapsed_), and
+  // whether near_ waits for the end of a load (FinishLoad).
+  SlotList loading_;
+  bool load_pending_ = false;
   // Levels 0 .. staged_level_ - 1 as they will be from staged_window_ on,
   // filed ahead by StageAhead; installed when elapsed_ reaches that tick.
   std::array<SlotList, static_cast<size_t>(kNumLevels) * kSlotsPerLevel> staged_;
