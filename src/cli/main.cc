@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   bench->add_option("--timeout", bench_args.timeout_s, "Seconds to wait past the last deadline");
   bench->add_option("--timer-slack-ms", bench_args.timer_slack_ms,
                     "SchedulerOptions::timer_slack in ms (default 0: exact)");
+  bench->add_flag("--probe", bench_args.probe, "W2: time calls made during the drain");
   bench->callback([&] { std::exit(ax::cli::BenchCommand(bench_args)); });
   CLI11_PARSE(app, argc, argv);
   return 0;

@@ -1,7 +1,7 @@
 // ax_bench_standalone: `ax bench` as its own program, for running the
 // workloads before (or without) the `ax` binary.
 //   ax_bench_standalone W1|W2|W3|W4 [--n N] [--threads T] [--background B]
-//                       [--duration S] [--timeout S] [--timer-slack-ms MS]
+//                       [--duration S] [--timeout S] [--timer-slack-ms MS] [--probe]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   auto usage = [&] {
     std::fprintf(stderr,
                  "usage: %s W1|W2|W3|W4 [--n N] [--threads T] [--background B] "
-                 "[--duration S] [--timeout S] [--timer-slack-ms MS]\n",
+                 "[--duration S] [--timeout S] [--timer-slack-ms MS] [--probe]\n",
                  argv[0]);
     return 2;
   };
@@ -21,6 +21,10 @@ int main(int argc, char** argv) {
   a.workload = argv[1];
   for (int i = 2; i < argc; ++i) {
     const std::string k = argv[i];
+    if (k == "--probe") {
+      a.probe = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage();
     const char* v = argv[++i];
     if (k == "--n") {

@@ -1,10 +1,15 @@
 // W2 fire-storm: n one-shot no-op jobs, all At(T0 + 2 s), T0 read on ax's
 // clock just before the first schedule call. drain_ms = the instant (ax's
 // clock) the callback that brings the counter to n read the clock − the
-// deadline. Keys: schedule_ns_per_op, drain_ms, fires_per_s, cpu_ms.
+// deadline. Keys: schedule_ns_per_op, drain_ms, fires_per_s, cpu_ms; with
+// --probe, also probe_calls, probe_call_us_p50/p99/max and probe_errors (calls
+// made during the drain, see BenchArgs::probe).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <thread>
 #include <vector>
 
 #include "cli/bench/bench_util.h"
@@ -15,6 +20,26 @@ namespace {
 std::atomic<long> count{0};
 std::atomic<int64_t> last_ns{0};
 long target = 0;
+std::atomic<bool> probe_stop{false};
+
+// From `start` (steady clock) until told to stop: every 100 µs, one After and
+// one Cancel, each timed.
+void Probe(Scheduler* s, int64_t start, std::vector<int64_t>& ns, long& errors) {
+  std::this_thread::sleep_for(std::chrono::nanoseconds(start - SteadyNs()));
+  while (!probe_stop.load()) {
+    int64_t t = SteadyNs();
+    Result<JobId> id = s->After(std::chrono::hours(1), [] {});
+    ns.push_back(SteadyNs() - t);
+    if (id.ok()) {
+      t = SteadyNs();
+      if (!s->Cancel(*id).ok()) ++errors;
+      ns.push_back(SteadyNs() - t);
+    } else {
+      ++errors;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
 
 }  // namespace
 
@@ -35,10 +60,21 @@ void RunW2(const BenchArgs& args) {
     if (!id.ok()) ++schedule_errors;
   }
   const int64_t t1 = AxNowNs();
+  std::vector<int64_t> probe_ns;
+  long probe_errors = 0;
+  std::thread probe;
+  if (args.probe) {
+    probe = std::thread(Probe, s.get(), SteadyNs() + (deadline_ns - t1), std::ref(probe_ns),
+                        std::ref(probe_errors));
+  }
   const int64_t give_up =
       SteadyNs() + (deadline_ns - t1) + static_cast<int64_t>(args.timeout_s * 1e9);
   const bool ok = schedule_errors == 0 && WaitUntil(give_up, [] { return last_ns.load() != 0; });
   const double cpu = ProcessCpuMs();
+  if (probe.joinable()) {
+    probe_stop.store(true);
+    probe.join();
+  }
   const double drain_ms = ok ? static_cast<double>(last_ns.load() - deadline_ns) / 1e6 : NAN;
   j.Num("schedule_ns_per_op", static_cast<double>(t1 - t0) / static_cast<double>(n))
       .Num("drain_ms", drain_ms, 2)
@@ -46,6 +82,14 @@ void RunW2(const BenchArgs& args) {
       .Num("cpu_ms", cpu)
       .Int("schedule_done_before_deadline", t1 <= deadline_ns ? 1 : 0)
       .Int("fired", count.load());
+  if (args.probe) {
+    std::sort(probe_ns.begin(), probe_ns.end());
+    j.Int("probe_calls", static_cast<long long>(probe_ns.size()))
+        .Num("probe_call_us_p50", static_cast<double>(Percentile(probe_ns, 0.50)) / 1e3, 2)
+        .Num("probe_call_us_p99", static_cast<double>(Percentile(probe_ns, 0.99)) / 1e3, 2)
+        .Num("probe_call_us_max", static_cast<double>(Percentile(probe_ns, 1.0)) / 1e3, 2)
+        .Int("probe_errors", probe_errors);
+  }
   Finish(j, FireError(ok, schedule_errors));
 }
 

@@ -32,6 +32,12 @@ struct BenchArgs {
   double timeout_s = 180;
   // SchedulerOptions::timer_slack, in milliseconds. 0: exact (the default).
   double timer_slack_ms = 0;
+  // W2: a second thread makes one call pair (After an hour, then Cancel)
+  // every 100 µs from the deadline until the drain ends, and reports how long
+  // the calls took (probe_* keys): whether the scheduler keeps answering
+  // during the storm. Off by default, as the probe's thread competes for the
+  // cores with the drain.
+  bool probe = false;
 };
 
 // BenchCommand()
