@@ -79,13 +79,18 @@ class SchedulerImpl final : public Scheduler {
     Relock(l);
     return l;
   }
-  static void Relock(Lock& l) {
+  void Relock(Lock& l) const {
     for (int i = 0; i < 32; ++i) {
       if (l.try_lock()) return;
       __builtin_ia32_pause();
     }
+    sleepers_.fetch_add(1, std::memory_order_relaxed);
     l.lock();
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
+  // The scheduler thread, about to take mu_ again at once for more work,
+  // first lets in the threads asleep on it (LetSleepersIn in dispatch.cc).
+  void LetSleepersIn() const;
 
   // How a new job is first scheduled.
   struct Plan {
@@ -210,11 +215,12 @@ class SchedulerImpl final : public Scheduler {
   std::deque<Retired> retired_;
   std::vector<Event> dead_letters_;
   size_t live_jobs_ = 0;
-  std::atomic<uint64_t> held_total_{0};  // runs dispatched and not yet finished
-  std::atomic<uint64_t> executing_{0};   // of those, the ones that started (but plain
-                                         // runs: WorkerLocal::executing)
-  std::atomic<bool> throttled_{false};   // Loop holds due jobs back (kMaxHeld)
-  std::vector<uint32_t> due_;            // scratch of the scheduler thread
+  std::atomic<uint64_t> held_total_{0};   // runs dispatched and not yet finished
+  std::atomic<uint64_t> executing_{0};    // of those, the ones that started (but plain
+                                          // runs: WorkerLocal::executing)
+  std::atomic<bool> throttled_{false};    // Loop holds due jobs back (kMaxHeld)
+  mutable std::atomic<int> sleepers_{0};  // threads asleep on mu_ (Relock)
+  std::vector<uint32_t> due_;             // scratch of the scheduler thread
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until
   bool shutting_down_ = false;
