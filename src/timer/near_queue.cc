@@ -21,10 +21,9 @@ void NearQueue::Pop() {
 
 void NearQueue::FinishLoad() {
   // Slots are usually already in insertion order (appends and cascades keep
-  // it; only swap-removes disturb it), so check before sorting.
-  if (!std::is_sorted(run_.begin(), run_.end(), EarlierThan)) {
-    std::sort(run_.begin(), run_.end(), EarlierThan);
-  }
+  // it), so sort only when an append broke the order.
+  if (!run_sorted_) std::sort(run_.begin(), run_.end(), EarlierThan);
+  run_sorted_ = true;
 }
 
 void NearQueue::ResetRun() {

@@ -55,6 +55,7 @@ class NearQueue {
   // no Top or Pop in between. REQUIRES: empty() before the first Append.
   void Append(const NearEntry& entry) {
     assert(head_ == 0);
+    if (!run_.empty() && EarlierThan(entry, run_.back())) run_sorted_ = false;
     run_.push_back(entry);
   }
   void FinishLoad();
@@ -77,6 +78,10 @@ class NearQueue {
 
   std::vector<NearEntry> run_;  // sorted; run_[head_..] are queued
   size_t head_ = 0;
+  // Whether run_ is in order: checked as entries are appended (a slot is
+  // usually in insertion order already), not by a pass over a million
+  // entries at FinishLoad.
+  bool run_sorted_ = true;
   std::vector<NearEntry> heap_;  // min-heap by EarlierThan
 };
 
