@@ -61,6 +61,9 @@ class NearQueue {
   void FinishLoad();
   // Room for n more Appends.
   void Reserve(size_t n) { run_.reserve(run_.size() + n); }
+  // Maps in the memory of the next n Appends, in one system call, when the
+  // run is large (see near_queue.cc). Optional: only saves page faults.
+  void Prefault(size_t n);
 
   // Removes every entry for which `stale(entry)` holds; keeps the order.
   template <typename IsStale>
@@ -82,6 +85,9 @@ class NearQueue {
   // usually in insertion order already), not by a pass over a million
   // entries at FinishLoad.
   bool run_sorted_ = true;
+  // Prefault: the run's buffer, and the end of what is mapped in already.
+  const NearEntry* prefault_base_ = nullptr;
+  size_t prefault_end_ = 0;      // entries
   std::vector<NearEntry> heap_;  // min-heap by EarlierThan
 };
 

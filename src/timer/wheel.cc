@@ -164,6 +164,7 @@ void TimerWheel::AdmitSlot(SlotList& list) {
 
 // Each entry needs its node: keep loads in flight.
 bool TimerWheel::Load(size_t& budget) {
+  near_.Prefault(std::min(loading_.size(), budget * SlotChunk::kCapacity));
   for (; !loading_.empty(); --budget) {
     if (budget == 0) return false;
     SlotChunk* chunk = loading_.TakeFront();
