@@ -10,7 +10,8 @@
 // backs them with transparent huge pages where it offers them, and faults
 // them in only as they are touched, so RSS still follows use (to within one
 // huge page per array). Small arrays (a scheduler with a few thousand jobs)
-// stay on ordinary heap memory and cost nothing extra.
+// stay on ordinary heap memory and cost nothing extra; their chunks are
+// mapped in by one madvise each, not by a page fault per 4 KiB.
 //
 // Chunks are never returned one by one: an array keeps its chunks until it is
 // destroyed, as before.
