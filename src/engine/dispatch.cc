@@ -33,10 +33,10 @@ constexpr int kMaxTickScan = 100'000;
 // age bound keeps a job's state from lagging its run by more than that
 // (plus the run in progress) while a worker stays busy.
 constexpr size_t kFlushRuns = 1024;
+constexpr Duration kFlushAge = std::chrono::milliseconds(1);
 // Longest the scheduler thread waits for threads asleep on its lock to get it
 // (LetSleepersIn).
 constexpr std::chrono::microseconds kSleeperWait(200);
-constexpr Duration kFlushAge = std::chrono::milliseconds(1);
 // Most terminal jobs forgotten at once beyond SchedulerOptions::max_retained
 // (fewer when max_retained / 64 is smaller, down to one).
 constexpr size_t kPurgeBatch = 64;

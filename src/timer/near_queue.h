@@ -11,9 +11,9 @@
 //         (past deadlines, or the current tick).
 // The wheel starts loading a slot only when the queue is empty, so the run
 // never needs merging (entries pushed while a load is under way go to the
-// heap, and the wheel pops nothing until FinishLoad). Removal is lazy: the wheel recognises stale
-// entries by their sequence number, drops them when they reach the top, and calls Compact when they
-// are the majority.
+// heap, and the wheel pops nothing until FinishLoad). Removal is lazy: the
+// wheel recognises stale entries by their sequence number, drops them when
+// they reach the top, and calls Compact when they are the majority.
 #pragma once
 
 #include <algorithm>
