@@ -5,29 +5,13 @@
 
 #include <sys/mman.h>
 
+#include "timer/map_in.h"
+
 namespace ax::internal {
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr std::align_val_t kAlign{64};
-constexpr uintptr_t kPage = 4096;
-
-// Maps in the pages of [p, p + bytes) in one system call. The caller writes
-// the whole chunk at once (ChunkedArray value-initialises it): page by page
-// that is a fault per 4 KiB, 11-12 µs each on the test VM (a trip to the
-// hypervisor), against about 1 µs a page here. On failure (a kernel before
-// 5.14) the writes fault the pages in as before.
-void Populate(void* p, size_t bytes) {
-#ifdef MADV_POPULATE_WRITE
-  const auto from = reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
-  const auto to = (reinterpret_cast<uintptr_t>(p) + bytes + kPage - 1) & ~(kPage - 1);
-  // NOLINTNEXTLINE(performance-no-int-to-ptr): the pages of our own allocation
-  (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
 
 }  // namespace
 
@@ -40,7 +24,8 @@ void* ChunkArena::Get() {
   handed_out_ += chunk_bytes_;
   if (handed_out_ <= kPlainBytes || chunk_bytes_ > kBlockBytes / 4) {
     plain_.push_back(::operator new(chunk_bytes_, kAlign));
-    Populate(plain_.back(), chunk_bytes_);
+    // The caller writes the whole chunk at once (ChunkedArray value-initialises it).
+    MapIn(plain_.back(), chunk_bytes_);
     return plain_.back();
   }
   if (static_cast<size_t>(end_ - next_) < chunk_bytes_) MapBlock();

@@ -1,8 +1,6 @@
 #include "timer/near_queue.h"
 
-#include <cstdint>
-
-#include <sys/mman.h>
+#include "timer/map_in.h"
 
 namespace ax::internal {
 namespace {
@@ -13,7 +11,6 @@ constexpr size_t kMaxIdleRunCapacity = 4096;
 // Runs from this many bytes on have their pages mapped in ahead of the
 // appends (Prefault).
 constexpr size_t kPrefaultFrom = size_t{1} << 20;
-constexpr uintptr_t kPage = 4096;
 
 }  // namespace
 
@@ -34,13 +31,10 @@ void NearQueue::FinishLoad() {
   run_sorted_ = true;
 }
 
-// A slot of a million entries fills 24 MB of fresh memory. Touched page by
-// page, that was 6,000 page faults on the test VM at about 11 µs each (a
-// fault is a trip to the hypervisor there), 68-70 ms; madvise(
-// MADV_POPULATE_WRITE) maps the same 24 MB in 5-6 ms. The wheel calls this
-// before each piece of a load, so the work stays in pieces.
+// A slot of a million entries fills 24 MB of fresh memory: 6,000 page
+// faults on the test VM, 68-70 ms, where MapIn takes 5-6 ms. The wheel calls
+// this before each piece of a load, so the work stays in pieces.
 void NearQueue::Prefault(size_t n) {
-#ifdef MADV_POPULATE_WRITE
   if (run_.capacity() * sizeof(NearEntry) < kPrefaultFrom) return;
   if (run_.data() != prefault_base_) {  // a new buffer: nothing mapped in yet but the run
     prefault_base_ = run_.data();
@@ -48,16 +42,8 @@ void NearQueue::Prefault(size_t n) {
   }
   const size_t end = std::min(run_.size() + n, run_.capacity());
   if (end <= prefault_end_) return;
-  // Whole pages, each holding part of the buffer, so all of them are mapped.
-  const auto from = reinterpret_cast<uintptr_t>(run_.data() + prefault_end_) & ~(kPage - 1);
-  const auto to = (reinterpret_cast<uintptr_t>(run_.data() + end) + kPage - 1) & ~(kPage - 1);
-  // On failure (a kernel before 5.14) the appends fault the pages in as before.
-  // NOLINTNEXTLINE(performance-no-int-to-ptr): the range is the buffer's own pages
-  madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+  MapIn(run_.data() + prefault_end_, (end - prefault_end_) * sizeof(NearEntry));
   prefault_end_ = end;
-#else
-  (void)n;
-#endif
 }
 
 void NearQueue::ResetRun() {
