@@ -1,10 +1,13 @@
 #include "timer/chunk_arena.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
+#include <utility>
 
 #include <sys/mman.h>
 
+#include "timer/map_ahead.h"
 #include "timer/map_in.h"
 
 namespace ax::internal {
@@ -16,26 +19,72 @@ constexpr std::align_val_t kAlign{64};
 }  // namespace
 
 ChunkArena::~ChunkArena() {
+  if (asked_) MapAhead::Forget(this);
   for (void* p : plain_) ::operator delete(p, kAlign);
   for (const Mapping& m : blocks_) munmap(m.base, m.bytes);
 }
 
 void* ChunkArena::Get() {
+  const bool plain = IsPlain(handed_out_ + chunk_bytes_);
   handed_out_ += chunk_bytes_;
-  if (handed_out_ <= kPlainBytes || chunk_bytes_ > kBlockBytes / 4) {
-    plain_.push_back(::operator new(chunk_bytes_, kAlign));
+  void* p = nullptr;
+  if (plain) {
+    p = ::operator new(chunk_bytes_, kAlign);
+    plain_.push_back(p);
     // The caller writes the whole chunk at once (ChunkedArray value-initialises it).
-    MapIn(plain_.back(), chunk_bytes_);
-    return plain_.back();
+    MapIn(p, chunk_bytes_);
+  } else {
+    if (static_cast<size_t>(end_ - next_) < chunk_bytes_) EnterBlock();
+    p = next_;
+    next_ += (chunk_bytes_ + 63) & ~size_t{63};
   }
-  if (static_cast<size_t>(end_ - next_) < chunk_bytes_) MapBlock();
-  void* p = next_;
-  next_ += (chunk_bytes_ + 63) & ~size_t{63};
+  MapAheadOfNext();
   return p;
 }
 
+void ChunkArena::EnterBlock() {
+  if (spare_ != nullptr) {
+    next_ = std::exchange(spare_, nullptr);
+    ahead_ = next_ + kHugePage;
+  } else {
+    next_ = MapBlock();
+    ahead_ = next_;
+  }
+  end_ = next_ + kBlockBytes;
+}
+
+// See the header: the huge page after the one being filled is asked for
+// ahead, and near the end of the heap chunks or of a block, the first page of
+// the next block.
+void ChunkArena::MapAheadOfNext() {
+  if (IsPlain(handed_out_ + chunk_bytes_)) return;
+  if (end_ != nullptr) {
+    // The huge page after the one being filled (the first one not touched).
+    char* const base = end_ - kBlockBytes;
+    const auto used = static_cast<size_t>(next_ - base);
+    char* const page = base + ((used + kHugePage - 1) & ~(kHugePage - 1));
+    if (page < end_) {
+      if (ahead_ < page + kHugePage) {
+        char* const from = std::max(ahead_, page);
+        Ask(from, static_cast<size_t>(page + kHugePage - from));
+        ahead_ = page + kHugePage;
+      }
+      return;
+    }
+  }
+  if (spare_ == nullptr) {  // the next chunk starts a block: map it early
+    spare_ = MapBlock();
+    Ask(spare_, kHugePage);
+  }
+}
+
+void ChunkArena::Ask(void* p, size_t bytes) {
+  asked_ = true;
+  MapAhead::Request(this, p, bytes);
+}
+
 // Maps kBlockBytes at a 2 MiB boundary (over-maps, then trims both ends).
-void ChunkArena::MapBlock() {
+char* ChunkArena::MapBlock() {
   const size_t bytes = kBlockBytes + kHugePage;
   void* raw = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -49,8 +98,7 @@ void ChunkArena::MapBlock() {
   // ordinary memory.
   (void)madvise(block, kBlockBytes, MADV_HUGEPAGE);
   blocks_.push_back({block, kBlockBytes});
-  next_ = block;
-  end_ = next_ + kBlockBytes;
+  return block;
 }
 
 }  // namespace ax::internal

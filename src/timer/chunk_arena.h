@@ -16,11 +16,15 @@
 // Chunks are never returned one by one: an array keeps its chunks until it is
 // destroyed, as before.
 //
-// The first touch of each 2 MiB page faults it in whole, in the caller (for
-// the job slab: a submission, under the engine lock). That is cheaper in
-// total than 512 small faults, but one longer pause; so the wheel's slot
-// chunks, which the scheduler thread takes while it fires, do not come from
-// here (docs/engine.md).
+// The first touch of a 2 MiB page faults it in whole: cheaper in total than
+// 512 small faults, but a pause of 3.5-5 ms on the test VM, in the caller
+// (for the job slab: a submission, under the engine lock, so every other
+// call and the firing waited too). So an arena keeps the huge page after the
+// one being filled mapped in ahead by MapAhead's thread (map_ahead.h), and
+// near the end of a block (or of the heap chunks) maps the next block early
+// and has its first huge page mapped in. That costs at most one huge page of
+// RSS ahead of use. The wheel's slot chunks, which the scheduler thread takes
+// while it fires, do not come from here (docs/engine.md).
 #pragma once
 
 #include <cstddef>
@@ -46,14 +50,27 @@ class ChunkArena {
     void* base;
     size_t bytes;
   };
-  void MapBlock();
+  // Whether the chunk that brings the bytes handed out to `handed_out` comes
+  // from the heap.
+  bool IsPlain(size_t handed_out) const {
+    return handed_out <= kPlainBytes || chunk_bytes_ > kBlockBytes / 4;
+  }
+  char* MapBlock();
+  void EnterBlock();
+  void MapAheadOfNext();
+  void Ask(void* p, size_t bytes);
 
   const size_t chunk_bytes_;
   size_t handed_out_ = 0;  // bytes
   std::vector<void*> plain_;
   std::vector<Mapping> blocks_;
+  // The current block: chunks are carved from next_ on; it is asked for up
+  // to ahead_.
   char* next_ = nullptr;
   char* end_ = nullptr;
+  char* ahead_ = nullptr;
+  char* spare_ = nullptr;  // the next block, mapped early, its first huge page asked for
+  bool asked_ = false;     // anything was asked of MapAhead
 };
 
 }  // namespace ax::internal

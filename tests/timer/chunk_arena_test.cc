@@ -1,5 +1,6 @@
 // Unit tests of ChunkArena: heap chunks while small, then chunks carved from
-// 2 MiB-aligned mappings; every chunk distinct, aligned and writable.
+// 2 MiB-aligned mappings; every chunk distinct, aligned and writable, and
+// mapped in before the caller first writes it.
 #include "timer/chunk_arena.h"
 
 #include <algorithm>
@@ -9,8 +10,10 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include "timer/chunked_array.h"
+#include "timer/map_ahead.h"
 
 namespace ax::internal {
 namespace {
@@ -39,6 +42,44 @@ TEST(ChunkArena, ChunksAreDistinctAlignedAndWritablePastTheHeapBudget) {
   for (size_t i = 1; i < ranges.size(); ++i) {
     EXPECT_LE(ranges[i - 1].second, ranges[i].first) << "chunks overlap";
   }
+}
+
+// Pages holding part of [p, p + bytes) that are backed by memory (mincore).
+size_t ResidentPages(const void* p, size_t bytes) {
+  const size_t head = reinterpret_cast<uintptr_t>(p) % 4096;
+  const size_t length = (head + bytes + 4095) / 4096 * 4096;
+  void* const from = const_cast<char*>(static_cast<const char*>(p) - head);
+  std::vector<unsigned char> pages(length / 4096);
+  if (mincore(from, length, pages.data()) != 0) return 0;
+  return static_cast<size_t>(
+      std::count_if(pages.begin(), pages.end(), [](unsigned char c) { return (c & 1) != 0; }));
+}
+
+// Past the heap budget, each chunk's pages were mapped in ahead (by
+// MapAhead's thread) before the caller first writes them, across a block
+// boundary too; and no more than the next huge page is mapped in ahead of
+// use.
+TEST(ChunkArena, ChunksAreMappedInBeforeTheFirstWrite) {
+  constexpr size_t kChunk = 65'536;  // a node-table chunk: 4096 nodes of 16 B
+  ChunkArena arena(kChunk);
+  const size_t count = (ChunkArena::kPlainBytes + ChunkArena::kBlockBytes) / kChunk + 64;
+  size_t not_resident = 0;
+  const unsigned char* block = nullptr;  // the first chunk past the heap budget
+  for (size_t i = 0; i < count; ++i) {
+    MapAhead::Drain();
+    auto* p = static_cast<unsigned char*>(arena.Get());
+    if (ResidentPages(p, kChunk) < kChunk / 4096) ++not_resident;
+    std::memset(p, 1, kChunk);
+    if (block == nullptr && (i + 1) * kChunk > ChunkArena::kPlainBytes) {
+      block = p;
+      MapAhead::Drain();
+      // One huge page ahead of the one in use, and nothing beyond it.
+      EXPECT_EQ(ResidentPages(block + kHugePage, kHugePage), kHugePage / 4096);
+      EXPECT_EQ(ResidentPages(block + 2 * kHugePage, 4 * kHugePage), 0u);
+    }
+  }
+  EXPECT_NE(block, nullptr);
+  EXPECT_EQ(not_resident, 0u) << "of " << count << " chunks";
 }
 
 TEST(ChunkArena, ChunkedArrayKeepsValuesAcrossManyChunks) {
