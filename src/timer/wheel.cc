@@ -39,45 +39,63 @@ void TimerWheel::MaybeCompactNear() {
   near_stale_ = 0;
 }
 
-// Filters every slot down to live entries, each id once: an entry is kept if
-// its node is in the wheel state of the previous sweep with this deadline;
-// keeping it moves the node to the other wheel state, so a duplicate met
-// later is dropped. Afterwards all live nodes are in the new state.
-void TimerWheel::Sweep() {
-  const uint64_t from = wheel_state_;
-  const uint64_t to = from == kWheel0 ? kWheel1 : kWheel0;
-  size_t kept = 0;
-  auto keep = [&](const SlotEntry& entry) {
+SlotList& TimerWheel::SweepList(int i) {
+  constexpr int kSlots = kNumLevels * kSlotsPerLevel;
+  if (i < kSlots) return slots_[static_cast<size_t>(i)];
+  if (i == kSlots) return loading_;
+  return staged_[static_cast<size_t>(i - kSlots - 1)];
+}
+
+void TimerWheel::SweepStep() {
+  constexpr int kSlots = kNumLevels * kSlotsPerLevel;
+  if (sweep_next_ < 0) sweep_next_ = 0;
+  while (sweep_next_ < kSweepLists) {
+    const int i = sweep_next_++;
+    SlotList& list = SweepList(i);
+    if (list.empty()) continue;
+    FilterList(list);
+    if (i < kSlots && list.empty()) {
+      const int level = i / kSlotsPerLevel;
+      const int slot = i % kSlotsPerLevel;
+      // The hand-over needs the staging source's bit (see the end of the pass).
+      if (!staging_ || level != staged_level_ || slot != SlotFor(staged_window_, level)) {
+        occupied_[level] &= ~(uint64_t{1} << slot);
+      }
+    }
+    return;
+  }
+  sweep_next_ = -1;
+  if (staging_) {
+    bool staged = false;
+    for (const SlotList& list : staged_) staged = staged || !list.empty();
+    staging_ = staged;
+    const int slot = SlotFor(staged_window_, staged_level_);
+    if (staged) {
+      occupied_[staged_level_] |= uint64_t{1} << slot;
+    } else if (slots_[staged_level_ * kSlotsPerLevel + slot].empty()) {
+      occupied_[staged_level_] &= ~(uint64_t{1} << slot);
+    }
+  }
+}
+
+// An entry is kept if its node is in the wheel (not kept already) with this
+// deadline; keeping it marks the node kKept, so a duplicate met later in the
+// list is dropped. The marks are cleared afterwards.
+void TimerWheel::FilterList(SlotList& list) {
+  const size_t before = list.size();
+  auto keep = [this](const SlotEntry& entry) {
     Node& node = nodes_[entry.id];
-    if (State(node) != from || node.deadline != entry.deadline()) return false;
-    SetState(node, to);
-    ++kept;
+    if (State(node) != kWheel || node.deadline != entry.deadline()) return false;
+    SetState(node, kKept);
     return true;
   };
   auto prefetch = [this](const SlotEntry& entry) { PrefetchNode(entry.id); };
-  for (int where = 0; where < kNumLevels * kSlotsPerLevel; ++where) {
-    SlotList& slot = slots_[where];
-    if (slot.empty()) continue;
-    slot.Filter(keep, prefetch, pool_);
-    if (slot.empty())
-      occupied_[where / kSlotsPerLevel] &= ~(uint64_t{1} << (where % kSlotsPerLevel));
+  list.Filter(keep, prefetch, pool_);
+  for (const SlotChunk* chunk = list.empty() ? nullptr : list.front(); chunk != nullptr;
+       chunk = chunk->next) {
+    for (uint32_t i = 0; i < chunk->count; ++i) SetState(nodes_[chunk->entries[i].id], kWheel);
   }
-  if (!loading_.empty()) loading_.Filter(keep, prefetch, pool_);
-  bool staged = false;
-  for (SlotList& slot : staged_) {
-    if (!slot.empty()) slot.Filter(keep, prefetch, pool_);
-    staged = staged || !slot.empty();
-  }
-  if (staging_) {
-    // The hand-over needs the source slot's bit while anything is staged.
-    staging_ = staged;
-    if (staged) {
-      occupied_[staged_level_] |= uint64_t{1} << SlotFor(staged_window_, staged_level_);
-    }
-  }
-  assert(kept == wheel_live_);
-  wheel_entries_ = kept;
-  wheel_state_ = to;
+  wheel_entries_ -= before - list.size();
 }
 
 int64_t TimerWheel::NextDeadline() {

@@ -30,9 +30,16 @@
 //     with that deadline. A re-insert with the same deadline leaves a
 //     duplicate that looks live; the NearQueue load and the sweep admit an id
 //     once (state changes on admission). When garbage outnumbers the live
-//     wheel entries, a sweep filters every slot: amortised O(1) per Remove.
-//     Slots holding only garbage may stay marked occupied until processed,
-//     so NextDeadline() can be early -- still a lower bound.
+//     wheel entries, a sweep pass filters every list (slots, the loading
+//     list, the staged lists), one non-empty list per Remove, so no call
+//     waits for the whole wheel: a pass over a million entries, all in one
+//     call, held the engine lock for 18-40 ms on the test VM. A duplicate
+//     has its id and deadline, so it sits in the same list as the entry it
+//     copies (but for a slot being staged, until the hand-over), and each
+//     list's filter keeps an id once. Amortised O(1) per Remove; the most a
+//     call does is filter the largest list. Slots holding only garbage may
+//     stay marked occupied until processed, so NextDeadline() can be early
+//     -- still a lower bound.
 //   * Same-deadline FIFO: every insert takes a new sequence number, and the
 //     NearQueue orders by (deadline, sequence), so an entry that cascaded from
 //     level 3 still fires before one inserted later directly into level 0.
@@ -120,12 +127,12 @@ class TimerWheel {
   size_t MemoryBytes() const;
 
  private:
-  // Node states. The two wheel states alternate between sweeps, so a sweep
-  // can tell an id it already kept (a duplicate) from one it has not met.
+  // Node states. kKept marks, during one list's filter, the ids it has kept,
+  // so that it drops their duplicates; it counts as in the wheel.
   static constexpr uint64_t kAbsent = 0;
   static constexpr uint64_t kNear = 1;
-  static constexpr uint64_t kWheel0 = 2;
-  static constexpr uint64_t kWheel1 = 3;
+  static constexpr uint64_t kWheel = 2;
+  static constexpr uint64_t kKept = 3;
   static constexpr uint64_t kStateMask = 3;
 
   struct Node {
@@ -136,7 +143,7 @@ class TimerWheel {
 
   static uint64_t State(const Node& node) { return node.seq_state & kStateMask; }
   static uint64_t Seq(const Node& node) { return node.seq_state >> 2; }
-  static bool InWheel(const Node& node) { return State(node) >= kWheel0; }
+  static bool InWheel(const Node& node) { return State(node) >= kWheel; }
   static void SetState(Node& node, uint64_t state) {
     node.seq_state = (node.seq_state & ~kStateMask) | state;
   }
@@ -155,7 +162,13 @@ class TimerWheel {
   void DropStaleTop();
   void MaybeCompactNear();
   void MaybeSweep();
-  void Sweep();
+  // Filters the next non-empty list of the pass (starting one if none is on).
+  void SweepStep();
+  // Keeps the live entries of `list`, each id once.
+  void FilterList(SlotList& list);
+  // The lists a sweep pass filters, in order: slots_, loading_, staged_.
+  static constexpr int kSweepLists = 2 * kNumLevels * kSlotsPerLevel + 1;
+  SlotList& SweepList(int i);
   // Processes the next occupied slot if it starts at or before `now_tick`.
   // REQUIRES: near_ is empty and nothing is loading. Returns false when there
   // is no such slot.
@@ -190,10 +203,10 @@ class TimerWheel {
   uint64_t staged_window_ = 0;
   int staged_level_ = 0;
   bool staging_ = false;
-  size_t near_stale_ = 0;           // removed entries still in near_
-  size_t wheel_entries_ = 0;        // slot entries, live or garbage
-  size_t wheel_live_ = 0;           // nodes in a wheel state
-  uint64_t wheel_state_ = kWheel0;  // the state inserts use; flips per sweep
+  size_t near_stale_ = 0;     // removed entries still in near_
+  size_t wheel_entries_ = 0;  // slot entries, live or garbage
+  size_t wheel_live_ = 0;     // nodes in a wheel state
+  int sweep_next_ = -1;       // the next list of the sweep pass under way; -1: none
   uint64_t elapsed_;
   uint64_t next_seq_ = 0;
   size_t size_ = 0;
@@ -214,7 +227,7 @@ inline void TimerWheel::Insert(uint32_t id, int64_t deadline_ns) {
     near_.Push({deadline_ns, seq, id});
     return;
   }
-  node.seq_state = seq << 2 | wheel_state_;
+  node.seq_state = seq << 2 | kWheel;
   ++wheel_live_;
   FileInWheel(SlotEntry(id, deadline_ns), tick);
 }
@@ -244,8 +257,8 @@ inline bool TimerWheel::Remove(uint32_t id) {
 }
 
 inline void TimerWheel::MaybeSweep() {
-  if (wheel_entries_ - wheel_live_ > wheel_live_ + 1024) [[unlikely]] {
-    Sweep();
+  if (sweep_next_ >= 0 || wheel_entries_ - wheel_live_ > wheel_live_ + 1024) [[unlikely]] {
+    SweepStep();
   }
 }
 

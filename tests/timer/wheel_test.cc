@@ -205,6 +205,29 @@ TEST(Wheel, SweepWhileStagedKeepsTheLiveEntries) {
   EXPECT_EQ(wheel.size(), 0u);
 }
 
+// A sweep pass filters one list per Remove. Here its first list is a slot
+// being staged, left with garbage only: the slot keeps its occupied bit, or
+// the hand-over, and the staged entries with it, would be skipped.
+TEST(Wheel, SweepPassKeepsTheBitOfASlotBeingStaged) {
+  constexpr int64_t kTick = int64_t{1} << 24;
+  const int64_t window = 64 * kTick;  // as above: the next window is staged
+  TimerWheel wheel(0);
+  // Far-future fillers keep the live count high while the slot fills with garbage.
+  for (uint32_t id = 10'000; id < 20'000; ++id) wheel.Insert(id, 2 * 3600 * kSec + id);
+  for (uint32_t id = 0; id < 3000; ++id) wheel.Insert(id, window + (id % 64) * kTick + id);
+  EXPECT_TRUE(wheel.StageAhead());  // the first chunk: ids 0-339
+  for (uint32_t id = 340; id < 3000; ++id) wheel.Remove(id);
+  // Garbage (2,660 + k) passes live (10,340 - k) + 1,024 at k = 4,363: the
+  // pass starts and filters its first non-empty list, the staged slot.
+  for (uint32_t id = 10'000; id < 10'000 + 4'363; ++id) wheel.Remove(id);
+  std::vector<uint32_t> expected(340);
+  for (uint32_t id = 0; id < 340; ++id) expected[id] = id;
+  std::sort(expected.begin(), expected.end(),
+            [](uint32_t a, uint32_t b) { return (a % 64) * kTick + a < (b % 64) * kTick + b; });
+  EXPECT_EQ(Pop(wheel, window + 64 * kTick), expected);
+  EXPECT_EQ(wheel.size(), 10'000u - 4'363u);
+}
+
 TEST(Wheel, NextDeadlineIsLowerBoundAndExactNearTerm) {
   TimerWheel wheel(0);
   const int64_t deadline = 1800 * kSec + 777;
