@@ -1,5 +1,7 @@
 #include "engine/worker_pool.h"
 
+#include <algorithm>
+
 #include <pthread.h>
 
 namespace ax::internal {
@@ -8,7 +10,8 @@ WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
                        std::function<void(int)> idle)
     : run_(std::move(run)),
       idle_(std::move(idle)),
-      busy_(std::make_unique<Busy[]>(static_cast<size_t>(threads))) {
+      busy_(std::make_unique<Busy[]>(static_cast<size_t>(threads))),
+      count_(static_cast<size_t>(threads)) {
   threads_.reserve(threads);
   for (int i = 0; i < threads; ++i)
     threads_.emplace_back([this, i] {
@@ -32,7 +35,7 @@ void WorkerPool::Push(void* const* items, size_t n) {
 
 int WorkerPool::busy() const {
   int n = 0;
-  for (size_t i = 0; i < threads_.size(); ++i) {
+  for (size_t i = 0; i < count_; ++i) {
     n += busy_[i].flag.load(std::memory_order_relaxed) ? 1 : 0;
   }
   return n;
@@ -40,7 +43,7 @@ int WorkerPool::busy() const {
 
 void WorkerPool::Stop() {
   if (stopping_.exchange(true)) return;
-  for (size_t i = 0; i < threads_.size(); ++i) queue_.enqueue(nullptr);
+  for (size_t i = 0; i < count_; ++i) queue_.enqueue(nullptr);
 }
 
 void WorkerPool::Join() {
@@ -53,20 +56,28 @@ void WorkerPool::Loop(int worker) {
   // A consumer token remembers which producer's block it took from last, so
   // a dequeue need not scan the producers (and touch their lines) each time.
   moodycamel::ConsumerToken token(queue_);
-  void* item = nullptr;
+  std::atomic<bool>& busy = busy_[static_cast<size_t>(worker)].flag;
+  void* items[kMaxTake];
   for (;;) {
-    if (!queue_.try_dequeue(token, item)) {
+    const size_t per_worker = queue_.size_approx() / count_;
+    const size_t take = std::clamp<size_t>(per_worker / kRunsPerTake, 1, kMaxTake);
+    size_t n = queue_.try_dequeue_bulk(token, items, take);
+    if (n == 0) {
       idle_(worker);
-      queue_.wait_dequeue(token, item);
+      n = queue_.wait_dequeue_bulk(token, items, 1);
     }
-    if (item == nullptr || stopping_.load(std::memory_order_acquire)) {
-      idle_(worker);
-      return;
+    for (size_t i = 0; i < n; ++i) {
+      if (items[i] == nullptr || stopping_.load(std::memory_order_acquire)) {
+        // Passes a stop on: this take may have held another worker's.
+        queue_.enqueue(nullptr);
+        idle_(worker);
+        return;
+      }
+      if (i + 1 < n) __builtin_prefetch(items[i + 1], 1);
+      busy.store(true, std::memory_order_relaxed);
+      run_(items[i], worker);
+      busy.store(false, std::memory_order_relaxed);
     }
-    std::atomic<bool>& busy = busy_[static_cast<size_t>(worker)].flag;
-    busy.store(true, std::memory_order_relaxed);
-    run_(item, worker);
-    busy.store(false, std::memory_order_relaxed);
   }
 }
 

