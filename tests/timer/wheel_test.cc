@@ -213,7 +213,7 @@ TEST(Wheel, SweepPassKeepsTheBitOfASlotBeingStaged) {
   const int64_t window = 64 * kTick;  // as above: the next window is staged
   TimerWheel wheel(0);
   // Far-future fillers keep the live count high while the slot fills with garbage.
-  for (uint32_t id = 10'000; id < 20'000; ++id) wheel.Insert(id, 2 * 3600 * kSec + id);
+  for (uint32_t id = 10'000; id < 20'000; ++id) wheel.Insert(id, 7200 * kSec + id);
   for (uint32_t id = 0; id < 3000; ++id) wheel.Insert(id, window + (id % 64) * kTick + id);
   EXPECT_TRUE(wheel.StageAhead());  // the first chunk: ids 0-339
   for (uint32_t id = 340; id < 3000; ++id) wheel.Remove(id);
