@@ -747,7 +747,14 @@ void SchedulerImpl::Retire(uint32_t slot, Instant now) {
     // Over the bound: forget the oldest here, a batch at a time (one per
     // call made every caller's path long, and each of those records is a
     // cache miss that a batch overlaps with the others).
-    PurgeRetired(now, options_.max_retained - std::min(options_.max_retained / 64, kPurgeBatch));
+    const size_t batch = std::min(options_.max_retained / 64, kPurgeBatch);
+    PurgeRetired(now, options_.max_retained - batch);
+    // The next batch's records start loading now, while the calls in between
+    // run: in cache when their turn comes (W1 cancel: 372 -> 359 and 364 ->
+    // 359 ns, medians of two sets of 6 pairs).
+    for (size_t i = 0; i < std::min(retired_.size(), batch + 1); ++i) {
+      jobs_.Prefetch(retired_[i].slot);
+    }
   } else if (retired_.size() == 1) {
     // The scheduler thread forgets it after the retention; wake it then.
     const int64_t purge_at =
