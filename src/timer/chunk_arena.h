@@ -8,8 +8,9 @@
 // kPlainBytes, its further chunks are carved one after another from large
 // anonymous mappings aligned to 2 MiB and marked MADV_HUGEPAGE: the kernel
 // backs them with transparent huge pages where it offers them, and faults
-// them in only as they are touched, so RSS still follows use (to within one
-// huge page per array). Small arrays (a scheduler with a few thousand jobs)
+// them in only as they are touched, so RSS still follows use (to within two
+// huge pages per array: the one being filled, and the one mapped in ahead,
+// below). Small arrays (a scheduler with a few thousand jobs)
 // stay on ordinary heap memory and cost nothing extra; their chunks are
 // mapped in by one madvise each, not by a page fault per 4 KiB.
 //
