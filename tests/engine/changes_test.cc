@@ -118,6 +118,9 @@ TEST_F(ChangesTest, Engine_2_8_ResetStormsNeverStarveDueJobs) {
       }
     });
   }
+  // The storm is under way before the jobs fall due: with workers draining
+  // 1,000 runs in bulk, they could all be done before a storm thread ran.
+  for (int spins = 0; changes == 0 && spins < 50'000'000; ++spins) std::this_thread::yield();
   clock_->Advance(seconds(1));
   // The due jobs run while the storm goes on.
   for (int spins = 0; due_runs < 1000 && spins < 50'000'000; ++spins) std::this_thread::yield();
