@@ -34,6 +34,12 @@ namespace internal {
 namespace {
 
 constexpr uint32_t kMaxSlots = UINT32_MAX - 1;
+// How long before a wheel slot's first tick the scheduler thread may start
+// moving its jobs into the exact near-term queue (TimerWheel, Loading). A
+// million jobs due at one instant took 35-65 ms to load on the test VM, all
+// of it after the deadline; loaded ahead, the first of them ran 1 ms late
+// instead of 44 (W2, medians of 8 runs).
+constexpr Duration kLoadAhead = std::chrono::milliseconds(100);
 
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
@@ -42,7 +48,7 @@ std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 SchedulerImpl::SchedulerImpl(SchedulerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock),
-      wheel_(ToUnixNanos(clock_->Now())),
+      wheel_(ToUnixNanos(clock_->Now()), kLoadAhead.count()),
       run_wheel_(ToUnixNanos(clock_->Now())),
       rng_(options_.seed) {
   if (options_.observer || options_.on_dead_letter) {

@@ -16,7 +16,8 @@
 //   int64_t NextDeadline();
 //       A lower bound on the earliest deadline (INT64_MAX when empty): no entry
 //       is due before it. May be earlier than the true earliest deadline
-//       (e.g. a coarse slot's start) but never later.
+//       (e.g. a coarse slot's start, or for the wheel that start less its
+//       load-ahead) but never later.
 //   size_t PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>& out);
 //       Removes and appends to `out` at most `max` ids whose deadline <= now,
 //       ordered by (deadline, insertion order). If it returns fewer than

@@ -15,10 +15,15 @@ constexpr int kLookaheadSlots = 4;
 // Most chunks (340 entries each) of one slot loaded into the NearQueue per
 // PopExpired call: about 100 µs of work where a million entries share a slot.
 constexpr size_t kLoadChunks = 4;
+constexpr int64_t kMinNs = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMaxNs = std::numeric_limits<int64_t>::max();
 
 }  // namespace
 
-TimerWheel::TimerWheel(int64_t now_ns) : elapsed_(TickOf(now_ns)) {}
+TimerWheel::TimerWheel(int64_t now_ns, int64_t load_ahead_ns)
+    : load_ahead_(load_ahead_ns), elapsed_(TickOf(now_ns)) {
+  assert(load_ahead_ns >= 0);
+}
 
 TimerWheel::~TimerWheel() {
   for (SlotList& slot : slots_) SlotList::Release(slot.Take(), pool_);
@@ -105,13 +110,17 @@ int64_t TimerWheel::NextDeadline() {
   for (int level = 0; level < kNumLevels; ++level) {
     if (occupied_[level] == 0) continue;
     const int slot = std::countr_zero(occupied_[level]);
-    return TickStartNs(SlotStart(elapsed_, level, slot));
+    const int64_t start = TickStartNs(SlotStart(elapsed_, level, slot));
+    return start < kMinNs + load_ahead_ ? kMinNs : start - load_ahead_;
   }
   return std::numeric_limits<int64_t>::max();
 }
 
 size_t TimerWheel::PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>& out) {
   const uint64_t now_tick = TickOf(now_ns);
+  // Slots starting up to load_ahead_ from now are processed already; their
+  // entries still pop only when due.
+  const uint64_t load_tick = TickOf(now_ns > kMaxNs - load_ahead_ ? kMaxNs : now_ns + load_ahead_);
   size_t popped = 0;
   size_t budget = kLoadChunks;
   while (popped < max) {
@@ -128,8 +137,8 @@ size_t TimerWheel::PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>&
       ++popped;
       continue;
     }
-    if (!AdvanceOneSlot(now_tick)) {
-      // No slot starts at or before now_tick: every filed tick is later.
+    if (!AdvanceOneSlot(load_tick)) {
+      // No slot starts at or before load_tick: every filed tick is later.
       elapsed_ = std::max(elapsed_, now_tick);
       break;
     }
@@ -147,13 +156,13 @@ inline void TimerWheel::AdmitNear(const SlotEntry& entry) {
   near_.Append({deadline, Seq(node), entry.id});
 }
 
-bool TimerWheel::AdvanceOneSlot(uint64_t now_tick) {
+bool TimerWheel::AdvanceOneSlot(uint64_t tick) {
   int level = 0;
   while (level < kNumLevels && occupied_[level] == 0) ++level;
   if (level == kNumLevels) return false;
   const int slot = std::countr_zero(occupied_[level]);
   const uint64_t start = SlotStart(elapsed_, level, slot);
-  if (start > now_tick) return false;
+  if (start > tick) return false;
 
   elapsed_ = start;
   occupied_[level] &= ~(uint64_t{1} << slot);

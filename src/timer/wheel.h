@@ -44,8 +44,8 @@
 //     NearQueue orders by (deadline, sequence), so an entry that cascaded from
 //     level 3 still fires before one inserted later directly into level 0.
 //   * NextDeadline() is exact when the earliest entry is in the NearQueue,
-//     otherwise the first tick of the next occupied slot. An idle owner sleeps
-//     until it; the wheel never needs ticking.
+//     otherwise the first tick of the next occupied slot, less the load-ahead
+//     (below). An idle owner sleeps until it; the wheel never needs ticking.
 //   * Staging: when the current level-0 window ends, the slot that holds the
 //     next window (level 1, or a higher level every 64th window) cascades
 //     into the levels below it -- at W3's rate of 20,000 fires a second a
@@ -66,6 +66,12 @@
 //     NextDeadline() is INT64_MIN (due now: call again), removals leave
 //     garbage in the loading list like in any slot, and inserts due in the
 //     slot's tick go to the NearQueue's heap.
+//   * Loading ahead: with a load-ahead L (constructor), PopExpired processes
+//     slots that start up to L after now, so a large slot is in and sorted
+//     before its first deadline instead of after it; entries still pop only
+//     when due. elapsed_ may then run ahead of now, which is harmless: inserts
+//     up to elapsed_ go to the NearQueue, exact as ever. The NearQueue still
+//     holds at most one slot's load, as the next slot waits for it to empty.
 //   * PopExpired hands out at most `max` ids per call. Processing a slot is
 //     O(entries in it), done once per slot per level.
 //   * Memory: 16 B node + 12 B slot entry per pending timer, plus one partly
@@ -91,7 +97,9 @@ namespace ax::internal {
 class TimerWheel {
  public:
   // `now_ns` is the time the wheel starts at; earlier deadlines are due.
-  explicit TimerWheel(int64_t now_ns = 0);
+  // `load_ahead_ns` >= 0: how long before a slot's first tick the wheel may
+  // start moving it into the NearQueue (see Loading above).
+  explicit TimerWheel(int64_t now_ns = 0, int64_t load_ahead_ns = 0);
   ~TimerWheel();
 
   TimerWheel(const TimerWheel&) = delete;
@@ -169,10 +177,10 @@ class TimerWheel {
   // The lists a sweep pass filters, in order: slots_, loading_, staged_.
   static constexpr int kSweepLists = 2 * kNumLevels * kSlotsPerLevel + 1;
   SlotList& SweepList(int i);
-  // Processes the next occupied slot if it starts at or before `now_tick`.
+  // Processes the next occupied slot if it starts at or before `tick`.
   // REQUIRES: near_ is empty and nothing is loading. Returns false when there
   // is no such slot.
-  bool AdvanceOneSlot(uint64_t now_tick);
+  bool AdvanceOneSlot(uint64_t tick);
   // Starts loading a level-0 slot's entries into near_ (see Loading above).
   void AdmitSlot(SlotList& list);
   // Moves up to `budget` chunks of the loading slot into near_ (spending the
@@ -207,6 +215,7 @@ class TimerWheel {
   size_t wheel_entries_ = 0;  // slot entries, live or garbage
   size_t wheel_live_ = 0;     // nodes in a wheel state
   int sweep_next_ = -1;       // the next list of the sweep pass under way; -1: none
+  const int64_t load_ahead_;
   uint64_t elapsed_;
   uint64_t next_seq_ = 0;
   size_t size_ = 0;

@@ -2,7 +2,8 @@
 // ordered-set oracle) over millions of mixed operations. Every PopExpired
 // output must be identical, and NextDeadline must be a lower bound that
 // satisfies the progress rule. Staging ahead (StageAhead) is mixed in at
-// random and must never change the output.
+// random, and wheels that load slots ahead (the engine's) run the same
+// regimes: neither may ever change the output.
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -29,6 +30,7 @@ struct Regime {
   int64_t horizon;  // typical distance of a deadline from now
   int64_t quantum;  // deadlines are rounded to this (ties when large)
   bool monotonic;   // whether `now` only moves forward
+  int64_t load_ahead = 0;
 };
 
 class Differential {
@@ -36,7 +38,7 @@ class Differential {
   Differential(const Regime& regime, uint64_t seed)
       : regime_(regime),
         rng_(seed),
-        wheel_(regime.start_ns),
+        wheel_(regime.start_ns, regime.load_ahead),
         reference_(regime.start_ns),
         now_(regime.start_ns) {}
 
@@ -221,6 +223,14 @@ TEST(WheelDifferential, SubTickDeadlines) {
 TEST(WheelDifferential, NonMonotonicNowNearInt64Extremes) {
   Differential({kMax - 100 * kSec, 1024, 200 * kSec, 1, false}, 4).Run(300'000);
   Differential({kMin + 100 * kSec, 1024, 200 * kSec, 1, false}, 5).Run(300'000);
+}
+
+TEST(WheelDifferential, LoadingAheadNeverChangesTheOutput) {
+  Differential({0, 4096, 3600 * kSec, 1, true, 100 * kMs}, 11).Run(400'000);
+  Differential({1'700'000'000 * kSec, 512, 10 * kSec, 50 * kMs, true, 40 * kMs}, 12).Run(400'000);
+  Differential({-5 * kSec, 256, 4 * kMs, 1, true, 2 * kMs}, 13).Run(300'000);
+  Differential({kMax - 100 * kSec, 1024, 200 * kSec, 1, false, 100 * kMs}, 14).Run(200'000);
+  Differential({kMin + 100 * kSec, 1024, 200 * kSec, 1, false, 100 * kMs}, 15).Run(200'000);
 }
 
 TEST(WheelDifferential, SlotsLoadedInPiecesWhileOperationsGoOn) {

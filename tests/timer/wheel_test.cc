@@ -259,6 +259,49 @@ TEST(Wheel, NextDeadlineExactOnceInCurrentTick) {
   EXPECT_EQ(wheel.NextDeadline(), 5 * kSec + 3);
 }
 
+TEST(Wheel, LoadsASlotAheadAndPopsItOnlyWhenDue) {
+  constexpr uint32_t kCount = 20'000;  // a slot that loads in several pieces
+  constexpr int64_t kAhead = 100 * kMs;
+  const int64_t deadline = 10 * kSec + 5 * kMs;
+  TimerWheel wheel(0, kAhead);
+  for (uint32_t id = 0; id < kCount; ++id) wheel.Insert(id, deadline + id % 7);
+  const int64_t slot_start = TickStartNs(TickOf(deadline));
+  // Asleep until the slot's start less the load-ahead, then loading (in
+  // pieces, INT64_MIN meanwhile), and then asleep until the exact deadline.
+  for (int wakeups = 0; wakeups < kNumLevels && wheel.NextDeadline() != slot_start - kAhead;
+       ++wakeups) {
+    ASSERT_TRUE(Pop(wheel, wheel.NextDeadline()).empty());
+  }
+  ASSERT_EQ(wheel.NextDeadline(), slot_start - kAhead);
+  EXPECT_TRUE(Pop(wheel, slot_start - kAhead).empty());
+  EXPECT_EQ(wheel.NextDeadline(), deadline);
+  std::vector<uint32_t> out;
+  EXPECT_EQ(wheel.PopExpired(deadline - 1, kAll, out), 0u);
+  // At the deadline, everything is in already: the first call pops.
+  EXPECT_EQ(wheel.PopExpired(deadline, 1000, out), 1000u);
+  EXPECT_EQ(out[0], 0u);
+  EXPECT_EQ(out[1], 7u);
+  // An insert due before the loaded slot still comes first.
+  wheel.Insert(kCount, deadline - 1);
+  out.clear();
+  EXPECT_EQ(wheel.PopExpired(deadline, 1, out), 1u);
+  EXPECT_EQ(out, std::vector<uint32_t>{kCount});
+  EXPECT_EQ(Pop(wheel, kMax).size(), kCount - 1000);
+}
+
+TEST(Wheel, WithoutLoadAheadASlotLoadsAtItsStart) {
+  TimerWheel wheel(0);
+  const int64_t deadline = 10 * kSec + 5 * kMs;
+  wheel.Insert(1, deadline);
+  for (int wakeups = 0;
+       wakeups < kNumLevels && wheel.NextDeadline() < TickStartNs(TickOf(deadline)); ++wakeups) {
+    ASSERT_TRUE(Pop(wheel, wheel.NextDeadline()).empty());
+  }
+  EXPECT_EQ(wheel.NextDeadline(), TickStartNs(TickOf(deadline)));
+  EXPECT_TRUE(Pop(wheel, TickStartNs(TickOf(deadline)) - 1).empty());
+  EXPECT_EQ(wheel.NextDeadline(), TickStartNs(TickOf(deadline)));
+}
+
 TEST(Wheel, ReturningFewerThanMaxMeansNothingDueUntilNextDeadline) {
   TimerWheel wheel(0);
   for (uint32_t id = 0; id < 1000; ++id) wheel.Insert(id, (id * 7919 % 1000) * 37 * kMs);
