@@ -451,6 +451,7 @@ void SchedulerImpl::Flush(int worker) {
     for (size_t i = 0; i < done.size(); ++i) {
       Run& r = *done[i].run;
       stats_.lateness.Record(ToUnixNanos(r.started_at) - ToUnixNanos(r.scheduled));
+      if (done[i].status.ok() && CompletePlain(r, now, released[i])) continue;
       if (!r.resolved) Resolve(r.index, done[i].status, now);
       ReleaseRun(r.index, released[i]);
     }
@@ -460,6 +461,34 @@ void SchedulerImpl::Flush(int worker) {
   done.clear();
   released.clear();  // captures die here, unlocked
   RunsGone(n);
+}
+
+// The common end of a run, kept short on purpose (like CancelPlain): a plain
+// one-shot job's only run returned OK. It is what Resolve, ResolveSuccess,
+// Terminate and ReleaseRun do for such a job, without their cases for cold
+// records, events, periodic jobs, children and run timers; anything else goes
+// through them. In W2's storm the workers resolve a million runs under the
+// lock, which everything else waits for. REQUIRES mu_.
+bool SchedulerImpl::CompletePlain(Run& r, Instant now, Task& released) {
+  if (r.resolved || !r.fast) return false;
+  const uint32_t slot = r.job;
+  Job& j = jobs_[slot];
+  if (j.cold != nullptr || j.kind != JobKind::kOnce || j.state != JobState::kRunning ||
+      j.run != r.index || j.active != 1 || j.held != 1 || j.waits_parent || wheel_.Contains(slot) ||
+      run_wheel_.Contains(r.index)) {
+    return false;
+  }
+  r.resolved = true;
+  j.active = 0;
+  j.held = 0;
+  j.run = kNoIndex;
+  j.state = JobState::kCompleted;
+  ++stats_.succeeded;
+  Retire(slot, now);
+  released = std::move(j.task);
+  r.job = kNoIndex;
+  runs_.Release(r.index);
+  return true;
 }
 
 // Counts finished runs out: wakes WaitIdle at zero, and the scheduler thread

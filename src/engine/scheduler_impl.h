@@ -148,6 +148,9 @@ class SchedulerImpl final : public Scheduler {
   void ResolveFailure(uint32_t slot, const Run& r, const Status& status, Instant now);
   void AfterOccurrence(uint32_t slot, Instant now);
   void ReleaseRun(uint32_t run, Task& released);
+  // Resolves and releases a plain one-shot job's successful run, if it is
+  // one; false (nothing done) otherwise. REQUIRES mu_.
+  bool CompletePlain(Run& r, Instant now, Task& released);
   void FinishHeld(Task& released);
   void RunsGone(uint64_t n);
   int64_t NextWake(bool jobs);

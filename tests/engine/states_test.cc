@@ -176,6 +176,41 @@ TEST_F(StatesTest, Engine_2_3_CompletedJobsReleaseTheirCallback) {
   EXPECT_EQ(capture.use_count(), 1);
 }
 
+// Plain one-shot jobs (no options, no observer) end on the workers' short
+// path; one that fails, or that gets a cold record while it runs, does not.
+// All of them must land in the same states and counts.
+TEST_F(StatesTest, Engine_2_3_PlainRunsEndLikeAnyOther) {
+  Start(2, [](SchedulerOptions& o) { o.observer = nullptr; });
+  std::vector<JobId> plain;
+  for (int i = 0; i < 200; ++i) plain.push_back(*s_->After(seconds(1), [] {}));
+  Result<JobId> failing = s_->After(seconds(1), [] { return Status::Internal("no"); });
+  Gate started, release;
+  Result<JobId> changed = s_->After(seconds(1), [&] {
+    started.Open();
+    release.Wait();
+  });
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  AX_ASSERT_OK(s_->SetDelay(*changed, seconds(5)));  // a cold record, mid-run
+  release.Open();
+  Settle();
+  for (JobId id : plain) EXPECT_EQ(InfoOf(id).state, JobState::kCompleted);
+  EXPECT_EQ(InfoOf(*failing).state, JobState::kDead);
+  EXPECT_EQ(InfoOf(*changed).state, JobState::kWaiting);  // runs again in 5 s
+  Stats st = s_->GetStats();
+  EXPECT_EQ(st.fired, 202u);
+  EXPECT_EQ(st.succeeded, 201u);
+  EXPECT_EQ(st.failed, 1u);
+  EXPECT_EQ(st.running, 0u);
+  EXPECT_EQ(st.pending, 1u);
+  release.Open();
+  Advance(seconds(5));
+  EXPECT_EQ(InfoOf(*changed).state, JobState::kCompleted);
+  st = s_->GetStats();
+  EXPECT_EQ(st.succeeded, 202u);
+  EXPECT_EQ(st.pending, 0u);
+}
+
 TEST_F(StatesTest, Engine_2_3_TerminalJobsStayQueryableForTheRetention) {
   Start(2, [](SchedulerOptions& o) { o.retention = minutes(10); });
   Result<JobId> a = s_->After(seconds(1), [] {});
