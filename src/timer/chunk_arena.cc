@@ -14,12 +14,14 @@ namespace ax::internal {
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
+constexpr uintptr_t kPage = 4096;
 constexpr std::align_val_t kAlign{64};
 
 }  // namespace
 
 ChunkArena::~ChunkArena() {
   if (asked_) MapAhead::Forget(this);
+  if (plain_ahead_ != nullptr) ::operator delete(plain_ahead_, kAlign);
   for (void* p : plain_) ::operator delete(p, kAlign);
   for (const Mapping& m : blocks_) munmap(m.base, m.bytes);
 }
@@ -29,16 +31,40 @@ void* ChunkArena::Get() {
   handed_out_ += chunk_bytes_;
   void* p = nullptr;
   if (plain) {
-    p = ::operator new(chunk_bytes_, kAlign);
+    p = TakePlain();
     plain_.push_back(p);
-    // The caller writes the whole chunk at once (ChunkedArray value-initialises it).
-    MapIn(p, chunk_bytes_);
   } else {
     if (static_cast<size_t>(end_ - next_) < chunk_bytes_) EnterBlock();
     p = next_;
     next_ += (chunk_bytes_ + 63) & ~size_t{63};
   }
   MapAheadOfNext();
+  return p;
+}
+
+void* ChunkArena::TakePlain() {
+  void* p = nullptr;
+  if (plain_ahead_ != nullptr && plain_ahead_done_.load(std::memory_order_acquire)) {
+    p = std::exchange(plain_ahead_, nullptr);
+  } else {
+    p = ::operator new(chunk_bytes_, kAlign);
+    // The caller writes the whole chunk at once (ChunkedArray value-initialises it).
+    MapIn(p, chunk_bytes_);
+  }
+  // From the second chunk on (a small array never grows past its first),
+  // the next heap chunk within the heap budget is touched ahead.
+  if (plain_ahead_ == nullptr && !plain_.empty() && handed_out_ + chunk_bytes_ <= kPlainBytes) {
+    plain_ahead_ = ::operator new(chunk_bytes_, kAlign);
+    auto* const first = static_cast<char*>(plain_ahead_);
+    std::vector<void*> pages{first};  // a byte in each page the chunk spans
+    for (size_t at = kPage - reinterpret_cast<uintptr_t>(first) % kPage; at < chunk_bytes_;
+         at += kPage) {
+      pages.push_back(first + at);
+    }
+    plain_ahead_done_.store(false, std::memory_order_relaxed);
+    asked_ = true;
+    MapAhead::Touch(this, std::move(pages), &plain_ahead_done_);
+  }
   return p;
 }
 

@@ -1,10 +1,13 @@
 #include "timer/map_ahead.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <pthread.h>
 
@@ -15,8 +18,16 @@ namespace {
 
 struct Pending {
   const void* owner;
-  void* p;
+  void* p;  // MapIn [p, p + bytes), or
   size_t bytes;
+  std::vector<void*> pages;  // write to each of these pages, then set *done
+  std::atomic<bool>* done;
+
+  void Serve() const {
+    if (p != nullptr) MapIn(p, bytes);
+    for (void* page : pages) static_cast<volatile char*>(page)[0] = 0;
+    if (done != nullptr) done->store(true, std::memory_order_release);
+  }
 };
 
 struct Queue {
@@ -27,15 +38,36 @@ struct Queue {
   bool started = false;
   bool failed = false;  // the thread could not start
 
+  void Push(Pending r) {
+    std::lock_guard<std::mutex> l(mu);
+    if (!started) {
+      started = true;
+      try {
+        std::thread([this] {
+          pthread_setname_np(pthread_self(), "ax-mapahead");
+          Serve();
+        }).detach();
+      } catch (const std::system_error&) {
+        failed = true;
+      }
+    }
+    if (failed) {
+      if (r.done != nullptr) r.done->store(true, std::memory_order_release);
+      return;
+    }
+    requests.push_back(std::move(r));
+    cv.notify_all();
+  }
+
   void Serve() {
     std::unique_lock<std::mutex> l(mu);
     for (;;) {
       cv.wait(l, [this] { return !requests.empty(); });
-      const Pending r = requests.front();
+      const Pending r = std::move(requests.front());
       requests.pop_front();
       busy = r.owner;
       l.unlock();
-      MapIn(r.p, r.bytes);
+      r.Serve();
       l.lock();
       busy = nullptr;
       cv.notify_all();
@@ -53,22 +85,11 @@ Queue& TheQueue() {
 }  // namespace
 
 void MapAhead::Request(const void* owner, void* p, size_t bytes) {
-  Queue& q = TheQueue();
-  std::lock_guard<std::mutex> l(q.mu);
-  if (!q.started) {
-    q.started = true;
-    try {
-      std::thread([&q] {
-        pthread_setname_np(pthread_self(), "ax-mapahead");
-        q.Serve();
-      }).detach();
-    } catch (const std::system_error&) {
-      q.failed = true;
-    }
-  }
-  if (q.failed) return;
-  q.requests.push_back({owner, p, bytes});
-  q.cv.notify_all();
+  TheQueue().Push({owner, p, bytes, {}, nullptr});
+}
+
+void MapAhead::Touch(const void* owner, std::vector<void*> pages, std::atomic<bool>* done) {
+  TheQueue().Push({owner, nullptr, 0, std::move(pages), done});
 }
 
 void MapAhead::Forget(const void* owner) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -37,6 +38,14 @@ struct SlotChunk {
 };
 
 // Recycles chunks; keeps at most kMaxIdle of them and frees the rest.
+//
+// Fresh chunks are written to ahead of use by MapAhead's thread: on the test
+// VM the first write to a fresh 4 KiB page costs 12 µs (3,000 chunks, 36 ms,
+// for a million pending jobs), with or without MapIn before it. The pool
+// keeps kReserve allocated chunks that the thread touches, and takes them once
+// it is done; if it is not, the pool allocates one on the spot, as before. A
+// small wheel (fewer than kReserveFrom chunks, some 20,000 entries) keeps no
+// reserve and starts no thread.
 class ChunkPool {
  public:
   ChunkPool() = default;
@@ -50,7 +59,14 @@ class ChunkPool {
 
  private:
   static constexpr size_t kMaxIdle = 256;  // 1 MiB
+  static constexpr size_t kReserve = 16;   // 64 KiB
+  static constexpr size_t kReserveFrom = 64;
+  // Refills idle_ from the reserve, or with fresh chunks, and asks for the
+  // next reserve.
+  void Refill();
   std::vector<SlotChunk*> idle_;
+  std::vector<void*> reserve_;  // being touched until reserve_done_
+  std::atomic<bool> reserve_done_{false};
   size_t allocated_ = 0;
 };
 

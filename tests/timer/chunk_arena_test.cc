@@ -4,8 +4,10 @@
 #include "timer/chunk_arena.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -14,6 +16,7 @@
 
 #include "timer/chunked_array.h"
 #include "timer/map_ahead.h"
+#include "timer/slot_list.h"
 
 namespace ax::internal {
 namespace {
@@ -80,6 +83,52 @@ TEST(ChunkArena, ChunksAreMappedInBeforeTheFirstWrite) {
   }
   EXPECT_NE(block, nullptr);
   EXPECT_EQ(not_resident, 0u) << "of " << count << " chunks";
+}
+
+// Touch writes to every page it is given, and only then sets the flag: what
+// the thread wrote is visible to the owner once it reads the flag.
+TEST(MapAhead, TouchWritesEachPageAndThenSetsDone) {
+  constexpr size_t kPages = 64;
+  void* raw =
+      mmap(nullptr, kPages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(raw, MAP_FAILED);
+  auto* memory = static_cast<unsigned char*>(raw);
+  std::memset(memory, 0xab, kPages * 4096);
+  std::vector<void*> pages;
+  for (size_t i = 0; i < kPages; ++i) pages.push_back(memory + i * 4096);
+  std::atomic<bool> done{false};
+  const int owner = 0;
+  MapAhead::Touch(&owner, pages, &done);
+  while (!done.load(std::memory_order_acquire)) std::this_thread::yield();
+  for (size_t i = 0; i < kPages; ++i) {
+    EXPECT_EQ(memory[i * 4096], 0) << "page " << i;
+    EXPECT_EQ(memory[i * 4096 + 1], 0xab) << "page " << i;
+  }
+  MapAhead::Forget(&owner);
+  munmap(raw, kPages * 4096);
+}
+
+// A pool large enough to keep a reserve hands out chunks the thread wrote to
+// only once it is done (under TSan, a write of ours racing with the thread's
+// would be reported) and never one chunk twice.
+TEST(ChunkPool, ReservedChunksAreHandedOutOnlyOnceTouched) {
+  ChunkPool pool;
+  std::vector<SlotChunk*> chunks;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 500; ++i) {
+      SlotChunk* chunk = pool.Get();
+      ASSERT_EQ(chunk->next, nullptr);
+      ASSERT_EQ(chunk->count, 0u);
+      std::memset(static_cast<void*>(chunk->entries), round, sizeof(chunk->entries));
+      chunks.push_back(chunk);
+    }
+    std::vector<SlotChunk*> sorted = chunks;
+    std::sort(sorted.begin(), sorted.end());
+    ASSERT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+    for (SlotChunk* chunk : chunks) pool.Put(chunk);
+    chunks.clear();
+  }
+  EXPECT_LT(pool.chunks_allocated(), 500u);  // idle chunks beyond the pool's bound are freed
 }
 
 TEST(ChunkArena, ChunkedArrayKeepsValuesAcrossManyChunks) {
