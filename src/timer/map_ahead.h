@@ -28,8 +28,8 @@ class MapAhead {
   // Queues [p, p + bytes) to be mapped in (MapIn) for `owner`. Never blocks
   // on the mapping itself.
   static void Request(const void* owner, void* p, size_t bytes);
-  // Queues a write of one byte to each of `pages` (4 KiB-aligned) for
-  // `owner`, then sets *done (release). Until the owner reads *done as true
+  // Queues a write of one byte at each of `pages` (an address in each 4 KiB
+  // page to map in) for `owner`, then sets *done (release). Until the owner reads *done as true
   // (acquire), the memory is the thread's: the owner must not touch it. A
   // request the thread cannot serve (it did not start) sets *done at once.
   static void Touch(const void* owner, std::vector<void*> pages, std::atomic<bool>* done);

@@ -104,7 +104,7 @@ void TimerWheel::FilterList(SlotList& list) {
 }
 
 int64_t TimerWheel::NextDeadline() {
-  if (load_pending_) return std::numeric_limits<int64_t>::min();  // due: finish the load
+  if (load_pending_) return kMinNs;  // due: finish the load
   DropStaleTop();
   if (!near_.empty()) return near_.Top().deadline;
   for (int level = 0; level < kNumLevels; ++level) {
@@ -113,7 +113,7 @@ int64_t TimerWheel::NextDeadline() {
     const int64_t start = TickStartNs(SlotStart(elapsed_, level, slot));
     return start < kMinNs + load_ahead_ ? kMinNs : start - load_ahead_;
   }
-  return std::numeric_limits<int64_t>::max();
+  return kMaxNs;
 }
 
 size_t TimerWheel::PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>& out) {
@@ -233,7 +233,7 @@ void TimerWheel::CascadeChain(SlotChunk* chain) {
 // ends: {level, slot}, level >= 1; level 0 when there is no next window.
 TimerWheel::Source TimerWheel::NextSource() const {
   const uint64_t window = (elapsed_ | (kSlotsPerLevel - 1)) + 1;
-  if (window > TickOf(std::numeric_limits<int64_t>::max())) return {0, 0, window};
+  if (window > TickOf(kMaxNs)) return {0, 0, window};
   const int level = LevelFor(elapsed_, window);
   return {level, SlotFor(window, level), window};
 }
