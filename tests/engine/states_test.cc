@@ -181,8 +181,8 @@ TEST_F(StatesTest, Engine_2_3_CompletedJobsReleaseTheirCallback) {
 // All of them must land in the same states and counts.
 TEST_F(StatesTest, Engine_2_3_PlainRunsEndLikeAnyOther) {
   Start(2, [](SchedulerOptions& o) { o.observer = nullptr; });
-  std::vector<JobId> plain;
-  for (int i = 0; i < 200; ++i) plain.push_back(*s_->After(seconds(1), [] {}));
+  std::vector<JobId> plain(200);
+  for (JobId& id : plain) id = *s_->After(seconds(1), [] {});
   Result<JobId> failing = s_->After(seconds(1), [] { return Status::Internal("no"); });
   Gate started, release;
   Result<JobId> changed = s_->After(seconds(1), [&] {
