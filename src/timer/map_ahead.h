@@ -29,9 +29,10 @@ class MapAhead {
   // on the mapping itself.
   static void Request(const void* owner, void* p, size_t bytes);
   // Queues a write of one byte at each of `pages` (an address in each 4 KiB
-  // page to map in) for `owner`, then sets *done (release). Until the owner reads *done as true
-  // (acquire), the memory is the thread's: the owner must not touch it. A
-  // request the thread cannot serve (it did not start) sets *done at once.
+  // page to map in) for `owner`, then sets *done (release). Until the owner
+  // reads *done as true (acquire), the memory is the thread's: the owner must
+  // not touch it. A request the thread cannot serve (it did not start) sets
+  // *done at once.
   static void Touch(const void* owner, std::vector<void*> pages, std::atomic<bool>* done);
   // Drops the owner's queued requests (their done flags stay false) and
   // waits for the one in progress, if it is the owner's. Afterwards the

@@ -45,14 +45,12 @@ void TimerWheel::MaybeCompactNear() {
 }
 
 SlotList& TimerWheel::SweepList(int i) {
-  constexpr int kSlots = kNumLevels * kSlotsPerLevel;
   if (i < kSlots) return slots_[static_cast<size_t>(i)];
   if (i == kSlots) return loading_;
   return staged_[static_cast<size_t>(i - kSlots - 1)];
 }
 
 void TimerWheel::SweepStep() {
-  constexpr int kSlots = kNumLevels * kSlotsPerLevel;
   if (sweep_next_ < 0) sweep_next_ = 0;
   while (sweep_next_ < kSweepLists) {
     const int i = sweep_next_++;

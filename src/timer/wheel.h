@@ -174,8 +174,10 @@ class TimerWheel {
   void SweepStep();
   // Keeps the live entries of `list`, each id once.
   void FilterList(SlotList& list);
-  // The lists a sweep pass filters, in order: slots_, loading_, staged_.
-  static constexpr int kSweepLists = 2 * kNumLevels * kSlotsPerLevel + 1;
+  // The lists a sweep pass filters, in order: slots_ (kSlots), loading_,
+  // staged_ (kSlots).
+  static constexpr int kSlots = kNumLevels * kSlotsPerLevel;
+  static constexpr int kSweepLists = 2 * kSlots + 1;
   SlotList& SweepList(int i);
   // Processes the next occupied slot if it starts at or before `tick`.
   // REQUIRES: near_ is empty and nothing is loading. Returns false when there

@@ -203,7 +203,6 @@ TEST_F(StatesTest, Engine_2_3_PlainRunsEndLikeAnyOther) {
   EXPECT_EQ(st.failed, 1u);
   EXPECT_EQ(st.running, 0u);
   EXPECT_EQ(st.pending, 1u);
-  release.Open();
   Advance(seconds(5));
   EXPECT_EQ(InfoOf(*changed).state, JobState::kCompleted);
   st = s_->GetStats();
