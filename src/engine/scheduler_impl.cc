@@ -158,6 +158,22 @@ Status SchedulerImpl::ValidateOptions(const JobOptions& o) const {
   return Status();
 }
 
+// Whether `o` holds JobOptions{}'s values (return_existing aside, which
+// means nothing without a key): valid, no key, no parent, no cold record for
+// a one-shot job. Most submissions pass them, and skip the options' checks.
+// A field added to JobOptions belongs here too.
+static bool IsDefault(const JobOptions& o) {
+  static const JobOptions kDefaults;
+  const RetryPolicy& r = o.retry;
+  const RetryPolicy& d = kDefaults.retry;
+  return o.key.empty() && o.parent.empty() && r.max_attempts == d.max_attempts &&
+         r.base == d.base && r.backoff == d.backoff && r.cap == d.cap && r.jitter == d.jitter &&
+         o.timeout == kDefaults.timeout && o.slow_after == kDefaults.slow_after &&
+         o.overlap == kDefaults.overlap && o.misfire == kDefaults.misfire &&
+         o.max_catch_up == kDefaults.max_catch_up &&
+         o.auto_pause_after == kDefaults.auto_pause_after;
+}
+
 // Whether a job needs its cold record from the start.
 static bool NeedsCold(const JobOptions& o, JobKind kind) {
   static const JobOptions kDefaults;
@@ -172,7 +188,8 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
     return Status::InvalidArgument("period: must be positive, got " +
                                    std::to_string(plan.period.count()) + "ns");
   }
-  AX_RETURN_IF_ERROR(ValidateOptions(options));
+  const bool defaults = IsDefault(options);
+  if (!defaults) AX_RETURN_IF_ERROR(ValidateOptions(options));
   Task rejected;  // destroyed after unlocking when the submission is refused
   Lock l = Acquire();
   if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
@@ -190,8 +207,12 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   if (plan.kind == JobKind::kEvery && !AddDuration(plan.at, plan.period)) {
     return Status::InvalidArgument("period: first + period overflows the time range");
   }
-  Result<uint32_t> parent = ParentOf(options);
-  if (!parent.ok()) return parent.status();
+  uint32_t parent = kNoIndex;
+  if (!options.parent.empty()) {
+    Result<uint32_t> p = ParentOf(options);
+    if (!p.ok()) return p.status();
+    parent = *p;
+  }
   if (!options.key.empty()) {
     Result<std::optional<JobId>> existing = ClaimKey(options);
     if (!existing.ok()) return existing.status();
@@ -214,7 +235,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   j.held = 0;
   j.waits_parent = false;
   j.task = std::move(task);
-  if (NeedsCold(options, plan.kind)) {
+  if (defaults ? plan.kind != JobKind::kOnce : NeedsCold(options, plan.kind)) {
     JobCold& c = Cold(j);
     c.key = options.key;
     c.retry = options.retry;
@@ -229,9 +250,9 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   }
   if (!options.key.empty()) keys_.Insert(options.key, slot);
   ++live_jobs_;
-  if (*parent != kNoIndex && jobs_[*parent].state != JobState::kCompleted) {
+  if (parent != kNoIndex && jobs_[parent].state != JobState::kCompleted) {
     JobCold& c = Cold(j);
-    c.parent = JobId(*parent, jobs_[*parent].gen);
+    c.parent = JobId(parent, jobs_[parent].gen);
     if (plan.delay) {
       c.release_delay = *plan.delay;
     } else if (plan.kind == JobKind::kEvery && !plan.first_given) {
@@ -240,7 +261,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
       c.release_at = plan.at;
     }
     j.waits_parent = true;
-    Cold(jobs_[*parent]).children.emplace_back(slot, j.gen);
+    Cold(jobs_[parent]).children.emplace_back(slot, j.gen);
   } else {
     FirstSchedule(slot, plan, now);
   }
@@ -250,9 +271,9 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   return id;
 }
 
-// The parent's slot (kNoIndex for none), or why it cannot be one. REQUIRES mu_.
+// The parent's slot, or why it cannot be one. REQUIRES mu_, and a parent in
+// `options`.
 Result<uint32_t> SchedulerImpl::ParentOf(const JobOptions& options) const {
-  if (options.parent.empty()) return kNoIndex;
   Result<uint32_t> p = Resolve(JobRef(options.parent));
   if (!p.ok()) return Status::NotFound("parent: job " + Quote(options.parent) + " not found");
   const Job& pj = jobs_[*p];

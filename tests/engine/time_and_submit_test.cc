@@ -186,6 +186,30 @@ TEST_F(EngineTest, Engine_2_2_BadOptionsAreInvalidArgumentNamingTheField) {
   EXPECT_TRUE(HasCode(s_->After(seconds(1), Task()).status(), StatusCode::kInvalidArgument));
 }
 
+// Submissions with default options skip the checks: each field on its own,
+// set to a bad value, must still be caught.
+TEST_F(EngineTest, Engine_2_2_EachBadOptionAloneIsCaught) {
+  const std::vector<std::pair<std::function<void(JobOptions&)>, std::string>> bad = {
+      {[](JobOptions& o) { o.key = "#1.1"; }, "key"},
+      {[](JobOptions& o) { o.retry.base = seconds(-1); }, "retry.base"},
+      {[](JobOptions& o) { o.retry.cap = seconds(-1); }, "retry.cap"},
+      {[](JobOptions& o) { o.timeout = seconds(-1); }, "timeout"},
+      {[](JobOptions& o) { o.slow_after = seconds(-1); }, "slow_after"},
+      {[](JobOptions& o) { o.auto_pause_after = -1; }, "auto_pause_after"},
+      {[](JobOptions& o) { o.max_catch_up = 0; }, "max_catch_up"},
+  };
+  for (const auto& [spoil, field] : bad) {
+    JobOptions o;
+    spoil(o);
+    const Status st = s_->After(
+                            seconds(1), [] {}, o)
+                          .status();
+    EXPECT_TRUE(HasCode(st, StatusCode::kInvalidArgument)) << field;
+    EXPECT_THAT(st.message(), HasSubstr(field));
+  }
+  EXPECT_EQ(s_->GetStats().pending, 0u);
+}
+
 TEST_F(EngineTest, Engine_2_2_HandlerTypesRunWithTheirPayload) {
   std::string got;
   AX_ASSERT_OK(s_->RegisterHandler("echo", [&](const RunContext&, std::string_view p) {
