@@ -64,6 +64,26 @@ TEST_F(ObserveTest, Engine_2_10_StatsCountEverything) {
   EXPECT_GT(st.wakeups, 0u);
 }
 
+// Each value lands in the bucket a plain scan of the bounds picks.
+TEST(LatenessHistogram, Engine_2_10_EachValueLandsInTheScannedBucket) {
+  std::vector<int64_t> values = {INT64_MIN, -1, 0, 1, INT64_MAX};
+  for (const int64_t bound : LatenessHistogram::kBoundsNs) {
+    for (int64_t d = -2; d <= 2; ++d) values.push_back(bound + d);
+  }
+  for (int w = 0; w < 63; ++w) {
+    values.push_back(int64_t{1} << w);
+    values.push_back((int64_t{1} << w) - 1);
+  }
+  for (const int64_t v : values) {
+    size_t want = 0;
+    while (want < LatenessHistogram::kBoundsNs.size() && v >= LatenessHistogram::kBoundsNs[want])
+      ++want;
+    LatenessHistogram h;
+    h.Record(v);
+    EXPECT_EQ(h.counts[want], 1u) << v;
+  }
+}
+
 TEST(LatenessHistogram, Engine_2_10_BucketsAndQuantiles) {
   LatenessHistogram h;
   for (int i = 0; i < 99; ++i) h.Record(1'500);  // 1.5 µs
