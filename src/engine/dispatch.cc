@@ -356,10 +356,15 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
   // keep kAhead loads in flight.
   constexpr size_t kAhead = 16;
   bool loading = false;
-  while (!retired_.empty()) {
+  // Each entry is looked at once a call: one whose callback still runs goes
+  // to the back, and with only such entries left beyond `keep`, going round
+  // them again would never end.
+  for (size_t budget = retired_.size(); budget > 0 && !retired_.empty(); --budget) {
     const Retired r = retired_.front();
-    std::optional<Instant> expiry = AddDuration(r.at, options_.retention);
-    if (retired_.size() <= keep && expiry && *expiry > now) break;
+    if (retired_.size() <= keep) {  // within the bound: only the expired go
+      const std::optional<Instant> expiry = AddDuration(r.at, options_.retention);
+      if (expiry && *expiry > now) break;
+    }
     if (!loading) {
       for (size_t i = 1; i < std::min(retired_.size(), kAhead); ++i) {
         jobs_.Prefetch(retired_[i].slot);

@@ -250,5 +250,37 @@ TEST_F(StatesTest, Engine_2_3_RetainedJobsBeyondTheBoundGoOldestFirstInSmallBatc
   EXPECT_EQ(InfoOf(ids.back()).state, JobState::kCancelled);
 }
 
+// A retired job whose timed-out callback still runs is kept (and looked at
+// again later). With every retained job in that case and more than the bound
+// retained, forgetting must still end: it once went round them for ever,
+// holding the lock.
+TEST_F(StatesTest, Engine_2_3_RetainedJobsStillRunningDoNotStallForgetting) {
+  Start(2, [](SchedulerOptions& o) { o.max_retained = 1; });
+  Gate started_a, started_b, release;
+  JobOptions o;
+  o.timeout = seconds(5);
+  auto body = [&](Gate& started) {
+    return [&] {
+      started.Open();
+      release.Wait();
+    };
+  };
+  Result<JobId> a = s_->After(seconds(1), body(started_a), o);
+  Result<JobId> b = s_->After(seconds(1), body(started_b), o);
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started_a.Wait());
+  ASSERT_TRUE(started_b.Wait());
+  clock_->Advance(seconds(5));  // both time out: dead, callbacks still running
+  ASSERT_TRUE(s_->WaitDispatched());
+  EXPECT_EQ(InfoOf(*a).state, JobState::kDead);
+  EXPECT_EQ(InfoOf(*b).state, JobState::kDead);
+  release.Open();
+  Settle();
+  Result<JobId> c = s_->After(seconds(1), [] {});
+  Advance(seconds(1));
+  EXPECT_EQ(InfoOf(*c).state, JobState::kCompleted);
+  EXPECT_TRUE(HasCode(s_->Info(*a).status(), StatusCode::kNotFound));
+}
+
 }  // namespace
 }  // namespace ax::testing
