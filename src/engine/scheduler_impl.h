@@ -17,7 +17,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -28,6 +27,7 @@
 
 #include "ax/scheduler.h"
 
+#include "engine/chunked_fifo.h"
 #include "engine/event_queue.h"
 #include "engine/job_table.h"
 #include "engine/key_map.h"
@@ -212,10 +212,10 @@ class SchedulerImpl final : public Scheduler {
     uint32_t gen;
     Instant at;
   };
-  // FIFO by `at`. A deque, not a vector: at 20,000 completions a second a
+  // FIFO by `at`. Chunked, not a vector: at 20,000 completions a second a
   // doubling vector copied megabytes and faulted fresh pages under mu_ every
   // few seconds, and those pauses were W3's p99.9.
-  std::deque<Retired> retired_;
+  ChunkedFifo<Retired> retired_;
   std::vector<Event> dead_letters_;
   size_t live_jobs_ = 0;
   std::atomic<uint64_t> held_total_{0};   // runs dispatched and not yet finished
