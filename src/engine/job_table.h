@@ -78,7 +78,7 @@ struct Job {
   Task task;
   std::unique_ptr<JobCold> cold;
 };
-// A pending plain job costs this plus the wheel's 28 B (rss_bytes_per_pending).
+// A pending plain job costs this plus the wheel's 24 B (rss_bytes_per_pending).
 static_assert(sizeof(Job) <= 48);
 
 // A run's phase, decided by compare-and-swap: a worker takes kQueued ->

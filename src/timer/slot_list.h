@@ -1,5 +1,5 @@
 // SlotList: the contents of one wheel slot, an append-only list of
-// {deadline, id} entries (12 B) kept in 4 KiB chunks drawn from a shared
+// {id, tick} entries (8 B) kept in 4 KiB chunks drawn from a shared
 // ChunkPool. Chunks instead of one vector per slot: no reallocation copies,
 // at most one partly filled chunk per slot (a doubling vector may carry 100%
 // slack), and drained chunks are recycled without touching malloc.
@@ -13,25 +13,17 @@
 
 namespace ax::internal {
 
+// The tick holds the deadline's position to the slot's resolution; the exact
+// deadline is the node's. Only the tick's low 32 bits are kept: a slot's
+// place gives the rest (TimerWheel::EntryTick).
 struct SlotEntry {
   uint32_t id;
-  uint32_t deadline_lo;  // the deadline split in halves keeps the entry 12 B
-  int32_t deadline_hi;
-
-  SlotEntry() = default;
-  SlotEntry(uint32_t entry_id, int64_t deadline)
-      : id(entry_id),
-        deadline_lo(static_cast<uint32_t>(deadline)),
-        deadline_hi(static_cast<int32_t>(deadline >> 32)) {}
-  int64_t deadline() const {
-    return static_cast<int64_t>((static_cast<uint64_t>(static_cast<uint32_t>(deadline_hi)) << 32) |
-                                deadline_lo);
-  }
+  uint32_t tick_lo;
 };
-static_assert(sizeof(SlotEntry) == 12);
+static_assert(sizeof(SlotEntry) == 8);
 
 struct SlotChunk {
-  static constexpr uint32_t kCapacity = (4096 - 16) / sizeof(SlotEntry);  // 340
+  static constexpr uint32_t kCapacity = (4096 - 16) / sizeof(SlotEntry);  // 510
   SlotChunk* next = nullptr;
   uint32_t count = 0;
   SlotEntry entries[kCapacity];

@@ -12,9 +12,9 @@ constexpr size_t kMinStaleToCompact = 64;
 constexpr uint32_t kPrefetchDistance = 8;
 // How many occupied level-0 slots ahead nodes are prefetched.
 constexpr int kLookaheadSlots = 4;
-// Most chunks (340 entries each) of one slot loaded into the NearQueue per
+// Most chunks (510 entries each) of one slot loaded into the NearQueue per
 // PopExpired call: about 100 µs of work where a million entries share a slot.
-constexpr size_t kLoadChunks = 4;
+constexpr size_t kLoadChunks = 3;
 constexpr int64_t kMinNs = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMaxNs = std::numeric_limits<int64_t>::max();
 
@@ -56,7 +56,7 @@ void TimerWheel::SweepStep() {
     const int i = sweep_next_++;
     SlotList& list = SweepList(i);
     if (list.empty()) continue;
-    FilterList(list);
+    FilterList(i);
     if (i < kSlots && list.empty()) {
       const int level = i / kSlotsPerLevel;
       const int slot = i % kSlotsPerLevel;
@@ -81,14 +81,24 @@ void TimerWheel::SweepStep() {
   }
 }
 
-// An entry is kept if its node is in the wheel (not kept already) with this
-// deadline; keeping it marks the node kKept, so a duplicate met later in the
-// list is dropped. The marks are cleared afterwards.
-void TimerWheel::FilterList(SlotList& list) {
+// An entry is kept if its node is in the wheel (not kept already) with a
+// deadline in the entry's tick; keeping it marks the node kKept, so a
+// duplicate met later in the list is dropped. The marks are cleared
+// afterwards.
+void TimerWheel::FilterList(int i) {
+  SlotList& list = SweepList(i);
+  // Where the list's entries are: a slot of slots_ (filed relative to
+  // elapsed_), the loading level-0 slot (tick elapsed_), or a staged slot
+  // (relative to the staged window).
+  const int where = i < kSlots ? i : i == kSlots ? SlotFor(elapsed_, 0) : i - kSlots - 1;
+  const uint64_t ref = i > kSlots ? staged_window_ : elapsed_;
+  const int level = where / kSlotsPerLevel;
+  const int slot = where % kSlotsPerLevel;
   const size_t before = list.size();
-  auto keep = [this](const SlotEntry& entry) {
+  auto keep = [&](const SlotEntry& entry) {
+    const uint64_t tick = EntryTick(entry, ref, level, slot);
     Node& node = nodes_[entry.id];
-    if (State(node) != kWheel || node.deadline != entry.deadline()) return false;
+    if (tick == kNoTick || State(node) != kWheel || TickOf(node.deadline) != tick) return false;
     SetState(node, kKept);
     return true;
   };
@@ -145,13 +155,29 @@ size_t TimerWheel::PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>&
   return popped;
 }
 
+// The entry's tick is elapsed_ (a level-0 slot, or a cascade's first tick):
+// its node is live here if it is in the wheel with a deadline in this tick.
 inline void TimerWheel::AdmitNear(const SlotEntry& entry) {
   Node& node = nodes_[entry.id];
-  const int64_t deadline = entry.deadline();
-  if (!InWheel(node) || node.deadline != deadline) return;  // garbage or duplicate
+  if (!InWheel(node) || TickOf(node.deadline) != elapsed_) return;  // garbage or duplicate
   SetState(node, kNear);
   --wheel_live_;
-  near_.Append({deadline, Seq(node), entry.id});
+  near_.Append({node.deadline, Seq(node), entry.id});
+}
+
+uint64_t TimerWheel::EntryTick(const SlotEntry& entry, uint64_t ref, int level, int slot) const {
+  const int low_bits = level * kSlotBits;  // the bits below the slot's digit
+  if (low_bits <= 32) {
+    const uint64_t low = low_bits == 0 ? 0 : entry.tick_lo & ((uint64_t{1} << low_bits) - 1);
+    return SlotStart(ref, level, slot) | low;
+  }
+  const Node& node = nodes_[entry.id];
+  const uint64_t tick = TickOf(node.deadline);
+  if (!InWheel(node) || static_cast<uint32_t>(tick) != entry.tick_lo ||
+      SlotFor(tick, level) != slot) {
+    return kNoTick;
+  }
+  return tick;
 }
 
 bool TimerWheel::AdvanceOneSlot(uint64_t tick) {
@@ -173,7 +199,7 @@ bool TimerWheel::AdvanceOneSlot(uint64_t tick) {
       assert(level == staged_level_ && start == staged_window_);
       InstallStaged();
     }
-    CascadeChain(chain);
+    CascadeChain(chain, level, slot);
   }
   load_pending_ = true;  // even without a level-0 list: the cascade appended to near_
   return true;
@@ -210,14 +236,16 @@ bool TimerWheel::Load(size_t& budget) {
   return true;
 }
 
-// Re-files a chain of a higher level relative to elapsed_. Entries carry
-// their deadline, so no node is touched except for those due in this tick.
-void TimerWheel::CascadeChain(SlotChunk* chain) {
-  SlotList::Drain(chain, pool_, [this](const SlotChunk& chunk) {
+// Re-files a chain of slot `slot` at `level` (elapsed_ is its first tick)
+// relative to elapsed_. The slot gives each entry's tick, so no node is
+// touched except for those due in this tick (and at level 6).
+void TimerWheel::CascadeChain(SlotChunk* chain, int level, int slot) {
+  SlotList::Drain(chain, pool_, [&](const SlotChunk& chunk) {
     wheel_entries_ -= chunk.count;
     for (uint32_t i = 0; i < chunk.count; ++i) {
       const SlotEntry& entry = chunk.entries[i];
-      const uint64_t tick = TickOf(entry.deadline());
+      const uint64_t tick = EntryTick(entry, elapsed_, level, slot);
+      if (tick == kNoTick) continue;  // garbage
       if (tick <= elapsed_) {
         AdmitNear(entry);
       } else {
@@ -256,7 +284,11 @@ bool TimerWheel::StageAhead() {
   staged_level_ = source.level;
   for (uint32_t i = 0; i < chunk->count; ++i) {
     const SlotEntry& entry = chunk->entries[i];
-    const uint64_t tick = TickOf(entry.deadline());
+    const uint64_t tick = EntryTick(entry, source.window, source.level, source.slot);
+    if (tick == kNoTick) {  // garbage
+      --wheel_entries_;
+      continue;
+    }
     const int level = LevelFor(source.window, tick);
     staged_[level * kSlotsPerLevel + SlotFor(tick, level)].Append(entry, pool_);
   }

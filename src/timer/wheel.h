@@ -19,15 +19,17 @@
 //   * Processing a slot (only when the NearQueue is empty) sets elapsed_ to
 //     the slot's first tick and re-files its entries: those of that tick go to
 //     the NearQueue, the rest cascade to lower levels.
-//   * Storage, tuned for "most timers fire": slot entries are {deadline, id}
-//     (12 B) in chunked lists (slot_list.h) and carry what a cascade needs, so
-//     cascading streams through contiguous memory and never touches a node.
-//     Nodes, indexed by the caller's dense id (ChunkedArray), are 16 B:
+//   * Storage, tuned for "most timers fire": slot entries are {id, the
+//     deadline's tick's low 32 bits} (8 B) in chunked lists (slot_list.h) and
+//     carry what a cascade needs: a slot's place gives the rest of the tick up
+//     to level 5 (EntryTick), so cascading streams through contiguous memory
+//     and never touches a node. Level 6 (36 years away and more) reads the
+//     node. Nodes, indexed by the caller's dense id (ChunkedArray), are 16 B:
 //     {deadline, sequence << 2 | state}. A node is read once per entry, when
 //     its slot reaches the NearQueue (prefetched), and once when it fires.
 //   * Remove touches only the node (state := absent): the slot entry becomes
 //     garbage, recognised later because the node no longer is in the wheel
-//     with that deadline. A re-insert with the same deadline leaves a
+//     with a deadline in that tick. A re-insert in the same tick leaves a
 //     duplicate that looks live; the NearQueue load and the sweep admit an id
 //     once (state changes on admission). When garbage outnumbers the live
 //     wheel entries, a sweep pass filters every list (slots, the loading
@@ -74,9 +76,10 @@
 //     holds at most one slot's load, as the next slot waits for it to empty.
 //   * PopExpired hands out at most `max` ids per call. Processing a slot is
 //     O(entries in it), done once per slot per level.
-//   * Memory: 16 B node + 12 B slot entry per pending timer, plus one partly
-//     filled 4 KiB chunk per occupied (or staged) slot and node-table chunk slack (see
-//     MemoryBytes()). Entries in the NearQueue take 24 B there instead.
+//   * Memory: 16 B node + 8 B slot entry per pending timer, plus one partly
+//     filled 4 KiB chunk per occupied (or staged) slot and node-table chunk
+//     slack (see MemoryBytes()). Entries in the NearQueue take 24 B there
+//     instead.
 #pragma once
 
 #include <array>
@@ -125,7 +128,7 @@ class TimerWheel {
   int64_t NextDeadline();
   size_t PopExpired(int64_t now_ns, size_t max, std::vector<uint32_t>& out);
   // Staging (see above): whether the slot holding the next window has
-  // entries left to stage, and moving one chunk of them (at most 340 entries).
+  // entries left to stage, and moving one chunk of them (at most 510 entries).
   // Returns whether more remain. Optional: without it the hand-over does all.
   bool CanStage() const;
   bool StageAhead();
@@ -163,17 +166,23 @@ class TimerWheel {
   void PrefetchNode(uint32_t id) const { nodes_.Prefetch(id); }
   // Files an entry whose tick is > elapsed_ into its level and slot.
   void FileInWheel(const SlotEntry& entry, uint64_t tick);
-  // Moves a slot entry whose tick has been reached into the NearQueue if it
-  // is live and its id not yet admitted (garbage and duplicates are dropped).
+  // Moves a slot entry of tick elapsed_ into the NearQueue if it is live and
+  // its id not yet admitted (garbage and duplicates are dropped).
   void AdmitNear(const SlotEntry& entry);
+  // The tick of `entry` in slot `slot` of `level`, a slot whose ticks share
+  // their higher digits with `ref`; kNoTick for an entry found to be garbage.
+  // Up to level 5 the slot gives every bit above the entry's low 32 (no node
+  // is read); at level 6 (36 years away and more) the node gives the tick.
+  static constexpr uint64_t kNoTick = UINT64_MAX;
+  uint64_t EntryTick(const SlotEntry& entry, uint64_t ref, int level, int slot) const;
   void PrefetchUpcoming() const;
   void DropStaleTop();
   void MaybeCompactNear();
   void MaybeSweep();
   // Filters the next non-empty list of the pass (starting one if none is on).
   void SweepStep();
-  // Keeps the live entries of `list`, each id once.
-  void FilterList(SlotList& list);
+  // Keeps the live entries of sweep list i, each id once.
+  void FilterList(int i);
   // The lists a sweep pass filters, in order: slots_ (kSlots), loading_,
   // staged_ (kSlots).
   static constexpr int kSlots = kNumLevels * kSlotsPerLevel;
@@ -189,7 +198,7 @@ class TimerWheel {
   // budget) and, once all are in, sorts near_'s run. Returns whether the load
   // is complete.
   bool Load(size_t& budget);
-  void CascadeChain(SlotChunk* chain);
+  void CascadeChain(SlotChunk* chain, int level, int slot);
   struct Source {
     int level;
     int slot;
@@ -240,7 +249,7 @@ inline void TimerWheel::Insert(uint32_t id, int64_t deadline_ns) {
   }
   node.seq_state = seq << 2 | kWheel;
   ++wheel_live_;
-  FileInWheel(SlotEntry(id, deadline_ns), tick);
+  FileInWheel({id, static_cast<uint32_t>(tick)}, tick);
 }
 
 inline void TimerWheel::FileInWheel(const SlotEntry& entry, uint64_t tick) {
