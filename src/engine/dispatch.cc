@@ -22,9 +22,6 @@ constexpr uint64_t kResumeHeld = 2 * kBatch;
 // The least time to the next wake-up for the scheduler thread to stage a
 // chunk of the wheel's next window (a chunk takes some microseconds).
 constexpr Duration kStageGap = std::chrono::microseconds(100);
-// Ticks examined one by one before a cron job's missed ticks are skipped in
-// one jump.
-constexpr int kMaxTickScan = 100'000;
 // A worker resolves its finished plain runs together under one lock: when it
 // has this many, when the first of them started this long ago, and whenever
 // it runs out of work. In W2's drain, batches of 1,024 instead of 64 took
@@ -268,7 +265,7 @@ void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
     for (int i = 0; next && *next < now; ++i) {
       ++missed;
       tick = *next;
-      next = i < kMaxTickScan ? NextTick(j, tick) : NextTick(j, now);
+      next = static_cast<uint64_t>(i) < kMaxTickScan ? NextTick(j, tick) : NextTick(j, now);
     }
     if (missed > 0) Skip(slot, tick, missed, "missed ticks", now);
   }

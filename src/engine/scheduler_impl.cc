@@ -329,6 +329,38 @@ void SchedulerImpl::FirstSchedule(uint32_t slot, const Plan& plan, Instant now) 
   }
 }
 
+// The ticks of job j in [from, now] (`from` is a tick), the newest `keep` of
+// them, and the first tick after now. Found in a window back from now,
+// doubled until it holds `keep` ticks or reaches `from`; the ticks before the
+// window are estimated from `spacing`, the mean gap between ticks so far.
+// REQUIRES mu_.
+SchedulerImpl::RecentTicks SchedulerImpl::RecentTicksOf(const Job& j, Instant from, Instant now,
+                                                        size_t keep, int64_t spacing) const {
+  const int64_t from_ns = ToUnixNanos(from);
+  const uint64_t span = static_cast<uint64_t>(ToUnixNanos(now)) - static_cast<uint64_t>(from_ns);
+  const auto gap = static_cast<uint64_t>(spacing);
+  uint64_t width = gap > span / (keep + 1) ? span : gap * (keep + 1);
+  for (;;) {
+    const uint64_t offset = span - width;  // of the window's start, from `from`
+    const Instant start =
+        FromUnixNanos(static_cast<int64_t>(static_cast<uint64_t>(from_ns) + offset));
+    RecentTicks r;
+    std::optional<Instant> u =
+        offset == 0 ? std::optional<Instant>(from) : NextTick(j, start - Duration(1));
+    for (; u && *u <= now; u = NextTick(j, *u)) {
+      r.ticks.push_back(*u);
+      if (r.ticks.size() > keep) r.ticks.erase(r.ticks.begin());
+      ++r.count;
+    }
+    if (r.count >= keep || offset == 0) {
+      r.before = offset / gap;
+      r.next = u.value_or(kInstantMax);
+      return r;
+    }
+    width = width > span / 2 ? span : 2 * width;
+  }
+}
+
 // A periodic job whose first tick has passed (a restored durable job): the
 // ticks that passed are misfires, handled per SPEC 3.5. REQUIRES mu_.
 void SchedulerImpl::ApplySubmitMisfire(uint32_t slot, Instant first, Instant now) {
@@ -353,6 +385,19 @@ void SchedulerImpl::ApplySubmitMisfire(uint32_t slot, Instant first, Instant now
       continue;
     }
     t = *n;
+    if (missed >= kMaxTickScan && t <= now) {
+      // Far behind: a per-second cron restored after a month took a second
+      // of ticks one by one, holding the lock. The last ticks come from a
+      // window before now instead (RecentTicks).
+      const int64_t seen = ToUnixNanos(t) - ToUnixNanos(first);
+      const RecentTicks recent =
+          RecentTicksOf(j, t, now, static_cast<size_t>(c.max_catch_up),
+                        std::max<int64_t>(1, seen / static_cast<int64_t>(missed)));
+      missed += recent.before + recent.count;
+      past = recent.ticks;
+      t = recent.next;
+      break;
+    }
   }
   c.next_tick = t;
   if (missed == 0) {

@@ -109,6 +109,17 @@ class SchedulerImpl final : public Scheduler {
   Result<std::optional<JobId>> ClaimKey(const JobOptions& options);
   void FirstSchedule(uint32_t slot, const Plan& plan, Instant now);
   void ApplySubmitMisfire(uint32_t slot, Instant first, Instant now);
+  // Ticks examined one by one before a cron job's missed ticks are skipped in
+  // one jump (FirePeriodic) or a window before now (ApplySubmitMisfire).
+  static constexpr uint64_t kMaxTickScan = 100'000;
+  struct RecentTicks {
+    std::vector<Instant> ticks;  // the newest `keep`, oldest first
+    uint64_t count = 0;          // ticks found in the window
+    uint64_t before = 0;         // ticks estimated between `from` and the window
+    Instant next = kInstantMax;  // the first tick after now
+  };
+  RecentTicks RecentTicksOf(const Job& j, Instant from, Instant now, size_t keep,
+                            int64_t spacing) const;
 
   // ---- lookups (REQUIRES mu_)
   Result<uint32_t> Resolve(const JobRef& ref) const;

@@ -2,6 +2,8 @@
 // misfire policies of SPEC 3.5 for a first tick that has passed.
 #include <thread>
 
+#include "ax/cron.h"
+
 #include "fixture.h"
 
 namespace ax::testing {
@@ -164,6 +166,86 @@ TEST_F(PeriodicTest, Engine_2_5_MisfireOnceRunsOneNowThenTheSchedule) {
   EXPECT_EQ(Scheduled(), (std::vector<Instant>{kStart - seconds(30)}));
   EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(30));
   EXPECT_EQ(InfoOf(*a).skips, 10u);
+}
+
+// A per-second cron restored after a long time: the missed ticks are not
+// walked one by one under the lock (a month of them took a second in this
+// build, 250 years would take about an hour), yet each policy runs what it
+// runs after a short outage, and with ticks evenly spaced the count skipped
+// is exact.
+TEST_F(PeriodicTest, Engine_2_5_MisfiresOfCenturiesOfSecondlyTicks) {
+  const Duration down = hours(24 * 91'312);                              // 250 years
+  const uint64_t missed = static_cast<uint64_t>(down / seconds(1)) + 1;  // first .. kStart
+  auto submit = [&](Misfire m) {
+    JobOptions o;
+    o.misfire = m;
+    o.max_catch_up = 5;
+    return s_->Cron(
+        "* * * * * *", "UTC", kStart - down,
+        [this](const RunContext& c) {
+          std::lock_guard<std::mutex> l(mu_);
+          scheduled_.push_back(c.scheduled_at());
+        },
+        o);
+  };
+  Result<JobId> skip = submit(Misfire::kSkip);
+  ASSERT_TRUE(skip.ok());
+  Settle();
+  EXPECT_TRUE(Scheduled().empty());
+  EXPECT_EQ(InfoOf(*skip).skips, missed);
+  EXPECT_EQ(InfoOf(*skip).next_run, kStart + seconds(1));
+  AX_ASSERT_OK(s_->Cancel(*skip));
+
+  Result<JobId> once = submit(Misfire::kOnce);
+  ASSERT_TRUE(once.ok());
+  Settle();
+  EXPECT_EQ(Scheduled(), std::vector<Instant>{kStart});
+  EXPECT_EQ(InfoOf(*once).skips, missed - 1);
+  AX_ASSERT_OK(s_->Cancel(*once));
+
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    scheduled_.clear();
+  }
+  Result<JobId> all = submit(Misfire::kAll);
+  ASSERT_TRUE(all.ok());
+  Settle();
+  std::vector<Instant> want;
+  for (int k = 4; k >= 0; --k) want.push_back(kStart - seconds(k));
+  EXPECT_EQ(Scheduled(), want);
+  EXPECT_EQ(InfoOf(*all).skips, missed - 5);
+  EXPECT_EQ(InfoOf(*all).next_run, kStart + seconds(1));
+}
+
+// The same for ticks bunched in business hours, after a year: the last
+// ticks before the restart run, however far back they are; the count
+// skipped is an estimate from the mean spacing.
+TEST_F(PeriodicTest, Engine_2_5_MisfiresOfBunchedTicksRunTheLastOnes) {
+  const char* expr = "*/10 * 9-17 * * MON-FRI";
+  const Instant first = kStart - hours(24 * 365);
+  Result<CronSchedule> cron = CronSchedule::Parse(expr, "UTC");
+  ASSERT_TRUE(cron.ok());
+  std::vector<Instant> ticks;  // first .. kStart, as the engine counts them
+  for (std::optional<Instant> t = cron->Next(first - seconds(1)); t && *t <= kStart;
+       t = cron->Next(*t)) {
+    ticks.push_back(*t);
+  }
+  ASSERT_GT(ticks.size(), 200'000u);
+  JobOptions o;
+  o.misfire = Misfire::kAll;
+  o.max_catch_up = 5;
+  Result<JobId> a = s_->Cron(
+      expr, "UTC", ticks.front(),
+      [this](const RunContext& c) {
+        std::lock_guard<std::mutex> l(mu_);
+        scheduled_.push_back(c.scheduled_at());
+      },
+      o);
+  ASSERT_TRUE(a.ok());
+  Settle();
+  EXPECT_EQ(Scheduled(), std::vector<Instant>(ticks.end() - 5, ticks.end()));
+  const double skipped = static_cast<double>(InfoOf(*a).skips);
+  EXPECT_NEAR(skipped, static_cast<double>(ticks.size() - 5), 0.02 * ticks.size());
 }
 
 TEST_F(PeriodicTest, Engine_2_5_MisfireAllRunsEachMissedTickCapped) {
