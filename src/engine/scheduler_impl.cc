@@ -195,19 +195,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   Lock l = Acquire();
   if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
   const Instant now = clock_->Now();
-  if (plan.delay) {
-    std::optional<Instant> at = AddDuration(now, *plan.delay);
-    if (!at) return Status::InvalidArgument("delay: now + delay overflows the time range");
-    plan.at = *at;
-  }
-  if (plan.kind == JobKind::kEvery && !plan.first_given) {
-    std::optional<Instant> at = AddDuration(now, plan.period);
-    if (!at) return Status::InvalidArgument("period: now + period overflows the time range");
-    plan.at = *at;
-  }
-  if (plan.kind == JobKind::kEvery && !AddDuration(plan.at, plan.period)) {
-    return Status::InvalidArgument("period: first + period overflows the time range");
-  }
+  AX_RETURN_IF_ERROR(PlanFrom(now, plan));
   uint32_t parent = kNoIndex;
   if (!options.parent.empty()) {
     Result<uint32_t> p = ParentOf(options);
@@ -253,17 +241,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   if (!options.key.empty()) keys_.Insert(options.key, slot);
   ++live_jobs_;
   if (parent != kNoIndex && jobs_[parent].state != JobState::kCompleted) {
-    JobCold& c = Cold(j);
-    c.parent = JobId(parent, jobs_[parent].gen);
-    if (plan.delay) {
-      c.release_delay = *plan.delay;
-    } else if (plan.kind == JobKind::kEvery && !plan.first_given) {
-      c.release_delay = plan.period;
-    } else if (plan.kind == JobKind::kOnce || plan.first_given) {
-      c.release_at = plan.at;
-    }
-    j.waits_parent = true;
-    Cold(jobs_[parent]).children.emplace_back(slot, j.gen);
+    WaitForParent(slot, parent, plan);
   } else {
     FirstSchedule(slot, plan, now);
   }
@@ -271,6 +249,41 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   if (events_) Emit(MakeEvent(EventType::kScheduled, slot, now));
   l.unlock();
   return id;
+}
+
+// Fills in the plan's first instant, counted from `now` (or checks it).
+Status SchedulerImpl::PlanFrom(Instant now, Plan& plan) {
+  if (plan.delay) {
+    std::optional<Instant> at = AddDuration(now, *plan.delay);
+    if (!at) return Status::InvalidArgument("delay: now + delay overflows the time range");
+    plan.at = *at;
+  }
+  if (plan.kind == JobKind::kEvery && !plan.first_given) {
+    std::optional<Instant> at = AddDuration(now, plan.period);
+    if (!at) return Status::InvalidArgument("period: now + period overflows the time range");
+    plan.at = *at;
+  }
+  if (plan.kind == JobKind::kEvery && !AddDuration(plan.at, plan.period)) {
+    return Status::InvalidArgument("period: first + period overflows the time range");
+  }
+  return Status();
+}
+
+// A new job whose parent has not completed yet waits for it (SPEC 2.9): its
+// delay or first instant applies once the parent succeeds. REQUIRES mu_.
+void SchedulerImpl::WaitForParent(uint32_t slot, uint32_t parent, const Plan& plan) {
+  Job& j = jobs_[slot];
+  JobCold& c = Cold(j);
+  c.parent = JobId(parent, jobs_[parent].gen);
+  if (plan.delay) {
+    c.release_delay = *plan.delay;
+  } else if (plan.kind == JobKind::kEvery && !plan.first_given) {
+    c.release_delay = plan.period;
+  } else if (plan.kind == JobKind::kOnce || plan.first_given) {
+    c.release_at = plan.at;
+  }
+  j.waits_parent = true;
+  Cold(jobs_[parent]).children.emplace_back(slot, j.gen);
 }
 
 // The parent's slot, or why it cannot be one. REQUIRES mu_, and a parent in

@@ -108,6 +108,8 @@ class SchedulerImpl final : public Scheduler {
   Status ValidateOptions(const JobOptions& o) const;
   Result<uint32_t> ParentOf(const JobOptions& options) const;
   Result<std::optional<JobId>> ClaimKey(const JobOptions& options);
+  static Status PlanFrom(Instant now, Plan& plan);
+  void WaitForParent(uint32_t slot, uint32_t parent, const Plan& plan);
   void FirstSchedule(uint32_t slot, const Plan& plan, Instant now);
   void ApplySubmitMisfire(uint32_t slot, Instant first, Instant now);
   // Ticks examined one by one before a cron job's missed ticks are skipped in

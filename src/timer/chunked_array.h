@@ -56,7 +56,7 @@ class ChunkedArray {
   }
 
   size_t MemoryBytes() const {
-    return chunks_.size() * kChunkSize * sizeof(T) + chunks_.capacity() * sizeof(chunks_[0]);
+    return (chunks_.size() * kChunkSize * sizeof(T)) + (chunks_.capacity() * sizeof(void*));
   }
 
  private:

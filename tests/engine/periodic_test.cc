@@ -12,7 +12,7 @@ namespace {
 class PeriodicTest : public EngineTest {
  protected:
   // A periodic job that records each run's scheduled instant.
-  Result<JobId> Record(Duration period, JobOptions o = {}) {
+  Result<JobId> Record(Duration period, const JobOptions& o = {}) {
     return s_->Every(
         period,
         [this](const RunContext& ctx) {

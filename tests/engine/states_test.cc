@@ -222,8 +222,8 @@ TEST_F(StatesTest, Engine_2_3_TerminalJobsStayQueryableForTheRetention) {
 
 TEST_F(StatesTest, Engine_2_3_RetainedJobsAreBoundedInNumber) {
   Start(2, [](SchedulerOptions& o) { o.max_retained = 10; });
-  std::vector<JobId> ids;
-  for (int i = 0; i < 30; ++i) ids.push_back(*s_->After(seconds(1), [] {}));
+  std::vector<JobId> ids(30);
+  for (JobId& id : ids) id = *s_->After(seconds(1), [] {});
   Advance(seconds(1));
   Advance(seconds(1));
   int found = 0;
@@ -237,11 +237,11 @@ TEST_F(StatesTest, Engine_2_3_RetainedJobsAreBoundedInNumber) {
 // the oldest.
 TEST_F(StatesTest, Engine_2_3_RetainedJobsBeyondTheBoundGoOldestFirstInSmallBatches) {
   Start(2, [](SchedulerOptions& o) { o.max_retained = 640; });  // batches of 10
-  std::vector<JobId> ids;
-  for (int i = 0; i < 700; ++i) ids.push_back(*s_->After(hours(1), [] {}));
+  std::vector<JobId> ids(700);
+  for (JobId& id : ids) id = *s_->After(hours(1), [] {});
   for (JobId id : ids) AX_ASSERT_OK(s_->Cancel(id));
-  std::vector<bool> kept;
-  for (JobId id : ids) kept.push_back(s_->Info(id).ok());
+  std::vector<bool> kept(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) kept[i] = s_->Info(ids[i]).ok();
   const auto first_kept = std::find(kept.begin(), kept.end(), true) - kept.begin();
   EXPECT_TRUE(std::all_of(kept.begin() + first_kept, kept.end(), [](bool k) { return k; }));
   const auto count = static_cast<int>(kept.size() - first_kept);

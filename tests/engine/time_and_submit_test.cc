@@ -116,8 +116,8 @@ TEST_F(EngineTest, Engine_2_2_EverySubmissionReturnsAnIdOrATypedError) {
 }
 
 TEST_F(EngineTest, Engine_2_2_GeneratedIdsAreUniqueAndNameTheJob) {
-  std::vector<JobId> ids;
-  for (int i = 0; i < 100; ++i) ids.push_back(*s_->After(seconds(1), [] {}));
+  std::vector<JobId> ids(100);
+  for (JobId& id : ids) id = *s_->After(seconds(1), [] {});
   for (size_t i = 0; i < ids.size(); ++i) {
     for (size_t k = i + 1; k < ids.size(); ++k) EXPECT_NE(ids[i], ids[k]);
   }

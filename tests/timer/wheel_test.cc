@@ -323,14 +323,15 @@ TEST(Wheel, WithoutLoadAheadASlotLoadsAtItsStart) {
 
 TEST(Wheel, ReturningFewerThanMaxMeansNothingDueUntilNextDeadline) {
   TimerWheel wheel(0);
-  for (uint32_t id = 0; id < 1000; ++id) wheel.Insert(id, (id * 7919 % 1000) * 37 * kMs);
+  auto deadline = [](uint32_t id) { return int64_t{id * 7919 % 1000} * 37 * kMs; };
+  for (uint32_t id = 0; id < 1000; ++id) wheel.Insert(id, deadline(id));
   for (int64_t now = 0; now < 40 * kSec; now += 333 * kMs) {
     std::vector<uint32_t> out;
     const size_t popped = wheel.PopExpired(now, 5, out);
     if (popped < 5) {
       EXPECT_GT(wheel.NextDeadline(), now);
     }
-    for (uint32_t id : out) EXPECT_LE((id * 7919 % 1000) * 37 * kMs, now);
+    for (uint32_t id : out) EXPECT_LE(deadline(id), now);
   }
 }
 
@@ -394,7 +395,7 @@ TEST(Wheel, ChurnOfRemovesAndSameDeadlineReinsertsStaysBounded) {
       wheel.Insert(id, 3600 * kSec + id % 7);
     }
   }
-  EXPECT_LE(wheel.MemoryBytes(), baseline + 64 * 1024);
+  EXPECT_LE(wheel.MemoryBytes(), baseline + size_t{64} * 1024);
   std::vector<uint32_t> out = Pop(wheel, kMax);
   ASSERT_EQ(out.size(), 1000u);  // each id exactly once
   for (size_t i = 1; i < out.size(); ++i) {
