@@ -356,7 +356,7 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
   // Each entry is looked at once a call: one whose callback still runs goes
   // to the back, and with only such entries left beyond `keep`, going round
   // them again would never end.
-  for (size_t budget = retired_.size(); budget > 0 && !retired_.empty(); --budget) {
+  for (size_t budget = retired_.size(); budget > 0; --budget) {
     const Retired r = retired_.front();
     if (retired_.size() <= keep) {  // within the bound: only the expired go
       const std::optional<Instant> expiry = AddDuration(r.at, options_.retention);

@@ -159,28 +159,30 @@ Status SchedulerImpl::ValidateOptions(const JobOptions& o) const {
   return Status();
 }
 
+// JobOptions{}, made once.
+static const JobOptions& Defaults() {
+  static const JobOptions kDefaults;
+  return kDefaults;
+}
+
 // Whether `o` holds JobOptions{}'s values (return_existing aside, which
 // means nothing without a key): valid, no key, no parent, no cold record for
 // a one-shot job. Most submissions pass them, and skip the options' checks.
 // A field added to JobOptions belongs here too.
 static bool IsDefault(const JobOptions& o) {
-  static const JobOptions kDefaults;
-  const RetryPolicy& r = o.retry;
-  const RetryPolicy& d = kDefaults.retry;
-  return o.key.empty() && o.parent.empty() && r.max_attempts == d.max_attempts &&
-         r.base == d.base && r.backoff == d.backoff && r.cap == d.cap && r.jitter == d.jitter &&
-         o.timeout == kDefaults.timeout && o.slow_after == kDefaults.slow_after &&
-         o.overlap == kDefaults.overlap && o.misfire == kDefaults.misfire &&
-         o.max_catch_up == kDefaults.max_catch_up &&
-         o.auto_pause_after == kDefaults.auto_pause_after;
+  const JobOptions& d = Defaults();
+  return o.key.empty() && o.parent.empty() && o.retry.max_attempts == d.retry.max_attempts &&
+         o.retry.base == d.retry.base && o.retry.backoff == d.retry.backoff &&
+         o.retry.cap == d.retry.cap && o.retry.jitter == d.retry.jitter && o.timeout == d.timeout &&
+         o.slow_after == d.slow_after && o.overlap == d.overlap && o.misfire == d.misfire &&
+         o.max_catch_up == d.max_catch_up && o.auto_pause_after == d.auto_pause_after;
 }
 
 // Whether a job needs its cold record from the start.
 static bool NeedsCold(const JobOptions& o, JobKind kind) {
-  static const JobOptions kDefaults;
   return kind != JobKind::kOnce || !o.key.empty() || o.retry.max_attempts != 1 ||
          o.timeout.count() != 0 || o.slow_after.count() != 0 || !o.parent.empty() ||
-         o.overlap != kDefaults.overlap || o.misfire != kDefaults.misfire;
+         o.overlap != Defaults().overlap || o.misfire != Defaults().misfire;
 }
 
 Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& options) {

@@ -168,8 +168,7 @@ inline void TimerWheel::AdmitNear(const SlotEntry& entry) {
 uint64_t TimerWheel::EntryTick(const SlotEntry& entry, uint64_t ref, int level, int slot) const {
   const int low_bits = level * kSlotBits;  // the bits below the slot's digit
   if (low_bits <= 32) {
-    const uint64_t low = low_bits == 0 ? 0 : entry.tick_lo & ((uint64_t{1} << low_bits) - 1);
-    return SlotStart(ref, level, slot) | low;
+    return SlotStart(ref, level, slot) | (entry.tick_lo & ((uint64_t{1} << low_bits) - 1));
   }
   const Node& node = nodes_[entry.id];
   const uint64_t tick = TickOf(node.deadline);
