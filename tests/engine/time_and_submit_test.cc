@@ -128,6 +128,24 @@ TEST_F(EngineTest, Engine_2_2_GeneratedIdsAreUniqueAndNameTheJob) {
   EXPECT_EQ(InfoOf(ids[7]).state, JobState::kCancelled);
 }
 
+// A JobRef names a job by id or by key, and an empty key names none. It is
+// 16 bytes so that calls get it in registers (job_id.h).
+TEST(JobRef, Engine_2_2_NamesAnIdOrAKey) {
+  static_assert(sizeof(JobRef) == 16);
+  const JobRef by_id(JobId(7, 3));
+  EXPECT_TRUE(by_id.is_id());
+  EXPECT_EQ(by_id.id(), JobId(7, 3));
+  EXPECT_EQ(by_id.key(), "");
+  const std::string key = "order-1001";
+  const JobRef by_key(key);
+  EXPECT_FALSE(by_key.is_id());
+  EXPECT_EQ(by_key.key(), "order-1001");
+  EXPECT_FALSE(by_key.id().valid());
+  const JobRef empty("");
+  EXPECT_TRUE(empty.is_id());
+  EXPECT_FALSE(empty.id().valid());
+}
+
 TEST_F(EngineTest, Engine_2_2_StaleIdIsNotFoundNeverAnotherJob) {
   Start(2, [](SchedulerOptions& o) { o.retention = seconds(1); });
   Result<JobId> a = s_->After(seconds(1), [] {});
