@@ -490,24 +490,40 @@ Status SchedulerImpl::Cancel(JobRef ref) {
 // The common cancel, kept short on purpose: a caller cancelling jobs at
 // random misses the cache on each job record, and only a short path lets the
 // processor run on into the caller's next call (and its misses) while this
-// one is served. Anything but a plain waiting job -- a cold record, an
-// observer, a run -- goes through Terminate.
+// one is served. So it only marks the record and releases the task; the
+// wheel entries and the retirement of kCancelBatch cancels are done together
+// (FinishCancels), their misses overlapping. Anything but a plain waiting
+// job -- a cold record, an observer, a run -- goes through Terminate.
 bool SchedulerImpl::CancelPlain(JobId id, Task& released) {
   const uint32_t slot = id.slot();
   if (events_ || slot >= jobs_.size()) return false;
-  wheel_.Prefetch(slot);
   Job& j = jobs_[slot];
   if (j.free || j.gen != id.generation() || j.cold != nullptr || j.state != JobState::kWaiting ||
       j.active != 0 || j.held != 0 || j.waits_parent) {
     return false;
   }
-  wheel_.Remove(slot);
   SetState(j, JobState::kCancelled);
-  // The instant only starts the retention (minutes): the coarse clock will do.
-  Retire(slot, clock_->NowCoarse());
+  --live_jobs_;
   ++stats_.cancelled;
   released = std::move(j.task);
+  // The instant only starts the retention (minutes): the coarse clock will do.
+  const Instant now = clock_->NowCoarse();
+  cancels_[cancels_pending_++] = {slot, id.generation(), now};
+  if (cancels_pending_ == 1) {
+    WakeFor(AddDuration(now, options_.retention).value_or(kInstantMax));
+  } else if (cancels_pending_ == kCancelBatch) {
+    FinishCancels();
+  }
   return true;
+}
+
+void SchedulerImpl::FinishCancels() {
+  const size_t n = cancels_pending_;
+  cancels_pending_ = 0;
+  for (size_t i = 0; i < n; ++i) wheel_.Prefetch(cancels_[i].slot);
+  // An entry the scheduler thread has popped meanwhile is gone already.
+  for (size_t i = 0; i < n; ++i) wheel_.Remove(cancels_[i].slot);
+  for (size_t i = 0; i < n; ++i) Remember(cancels_[i]);
 }
 
 Status SchedulerImpl::Pause(JobRef ref) {
@@ -771,7 +787,9 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
   info.id = JobId(slot, j.gen);
   info.kind = j.kind;
   info.state = j.state;
-  if (wheel_.Contains(slot)) info.next_run = FromUnixNanos(wheel_.Deadline(slot));
+  // A cancel still in the batch (CancelPlain) leaves its wheel entry a while.
+  if (!IsTerminal(j.state) && wheel_.Contains(slot))
+    info.next_run = FromUnixNanos(wheel_.Deadline(slot));
   if (const JobCold* c = j.cold.get()) {
     info.key = c->key;
     info.period = c->period;

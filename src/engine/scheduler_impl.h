@@ -180,9 +180,14 @@ class SchedulerImpl final : public Scheduler {
     j.state = state;
   }
   bool CancelPlain(JobId id, Task& released);
+  // Takes the batch of plain cancels out of the wheel and into retired_.
+  void FinishCancels();
   // Counts a job out of the live ones and into retired_ (forgotten after the
   // retention, or at once beyond max_retained).
-  void Retire(uint32_t slot, Instant now);
+  void Retire(uint32_t slot, Instant now) {
+    --live_jobs_;
+    Remember({slot, jobs_[slot].gen, now});
+  }
   void Terminate(uint32_t slot, JobState state, std::string reason, Instant now, Task& released);
   void ReleaseChildren(uint32_t slot, Instant now);
   void EndChildren(uint32_t slot, JobState parent_state, Instant now, std::vector<Task>& released);
@@ -231,10 +236,21 @@ class SchedulerImpl final : public Scheduler {
     uint32_t gen;
     Instant at;
   };
+  void Remember(const Retired& r);
+  // Wakes the scheduler thread by `at` if it sleeps past it. REQUIRES mu_.
+  void WakeFor(Instant at);
   // FIFO by `at`. Chunked, not a vector: at 20,000 completions a second a
   // doubling vector copied megabytes and faulted fresh pages under mu_ every
   // few seconds, and those pauses were W3's p99.9.
   ChunkedFifo<Retired> retired_;
+  // Plain cancels whose removal from the wheel and retirement wait to be done
+  // in a batch (CancelPlain): at most kCancelBatch, finished by the next
+  // cancel past it or the scheduler thread's next pass, whichever is first.
+  // Their records already say Cancelled and have released their task; until
+  // then their wheel entries may still fire, and Fire ignores them.
+  static constexpr size_t kCancelBatch = 64;
+  std::array<Retired, kCancelBatch> cancels_{};
+  size_t cancels_pending_ = 0;
   std::vector<Event> dead_letters_;
   size_t live_jobs_ = 0;
   // Records in use by state, kept by SetState: GetStats's gauges without a

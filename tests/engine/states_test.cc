@@ -1,5 +1,7 @@
 // SPEC 2.3: the state table, exactly as tabled, and what cancel releases.
 #include <algorithm>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "fixture.h"
@@ -208,6 +210,62 @@ TEST_F(StatesTest, Engine_2_3_PlainRunsEndLikeAnyOther) {
   st = s_->GetStats();
   EXPECT_EQ(st.succeeded, 202u);
   EXPECT_EQ(st.pending, 0u);
+}
+
+// Plain cancels (no options, no observer) are finished in batches: the
+// record says Cancelled and the callback is released at once, the wheel
+// entry and the retirement follow with the batch. None of that may show: not
+// in the state, the next run, the job limit, the counts, what fires, or when
+// the job is forgotten.
+TEST_F(StatesTest, Engine_2_3_PlainCancelsEndLikeAnyOther) {
+  Start(2, [](SchedulerOptions& o) {
+    o.observer = nullptr;
+    o.max_jobs = 150;
+    o.retention = minutes(10);
+  });
+  auto capture = std::make_shared<int>(7);
+  const uint64_t wakeups = s_->GetStats().wakeups;
+  std::vector<JobId> ids(150);
+  for (JobId& id : ids) id = *s_->After(seconds(1), [capture] {});
+  // The first submission wakes the scheduler thread, whose pass would finish
+  // a batch under way: once it is done, nothing wakes it before Advance.
+  for (int i = 0; i < 100'000'000 && s_->GetStats().wakeups == wakeups; ++i) {
+    std::this_thread::yield();
+  }
+  ASSERT_GT(s_->GetStats().wakeups, wakeups);
+  // 100 cancels: one whole batch of 64, and 36 left for the scheduler thread.
+  const std::vector<JobId> cancelled(ids.begin(), ids.begin() + 100);
+  for (JobId id : cancelled) AX_ASSERT_OK(s_->Cancel(id));
+  EXPECT_EQ(capture.use_count(), 51);
+  for (JobId id : cancelled) {
+    const JobInfo info = InfoOf(id);
+    EXPECT_EQ(info.state, JobState::kCancelled);
+    EXPECT_FALSE(info.next_run.has_value());
+    EXPECT_TRUE(HasCode(s_->Cancel(id), StatusCode::kInvalidState));
+  }
+  Stats st = s_->GetStats();
+  EXPECT_EQ(st.cancelled, 100u);
+  EXPECT_EQ(st.pending, 50u);
+  // The job limit counts them out at once.
+  std::vector<JobId> more(100);
+  for (JobId& id : more) {
+    Result<JobId> r = s_->After(seconds(2), [] {});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    id = *r;
+  }
+  EXPECT_TRUE(HasCode(s_->After(seconds(2), [] {}).status(), StatusCode::kUnavailable));
+  Advance(seconds(1));
+  Advance(seconds(1));
+  st = s_->GetStats();
+  EXPECT_EQ(st.fired, 150u);
+  EXPECT_EQ(st.succeeded, 150u);
+  EXPECT_EQ(capture.use_count(), 1);
+  // The retention counts from the cancel, not from when the batch was done.
+  Advance(minutes(10) - seconds(3));
+  EXPECT_EQ(InfoOf(cancelled.back()).state, JobState::kCancelled);
+  Advance(seconds(1));
+  for (JobId id : cancelled) EXPECT_TRUE(HasCode(s_->Info(id).status(), StatusCode::kNotFound));
+  EXPECT_EQ(InfoOf(ids.back()).state, JobState::kCompleted);
 }
 
 TEST_F(StatesTest, Engine_2_3_TerminalJobsStayQueryableForTheRetention) {
