@@ -97,6 +97,7 @@ void SchedulerImpl::Loop() {
     armed_ = INT64_MIN;  // no self-signals while processing
     if (cancels_pending_ != 0) FinishCancels();
     const Instant now = clock_->Now();
+    if (cancels_due_ <= now) cancels_due_ = kInstantMax;
     const bool throttle = held_total_.load(std::memory_order_seq_cst) >= kMaxHeld;
     const size_t handled = ProcessDue(now, !throttle, dispatch);
     // Every new run is in `dispatch`: one shared update per batch, not one per run.
@@ -170,7 +171,7 @@ int64_t SchedulerImpl::NextWake(bool jobs) {
     const std::optional<Instant> purge = AddDuration(retired_.front().at, options_.retention);
     next = std::min(next, purge ? ToUnixNanos(*purge) : INT64_MAX);
   }
-  return next;
+  return std::min(next, ToUnixNanos(cancels_due_));
 }
 
 size_t SchedulerImpl::ProcessDue(Instant now, bool jobs, std::vector<uint32_t>& dispatch) {

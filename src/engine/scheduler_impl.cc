@@ -49,6 +49,7 @@ std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 SchedulerImpl::SchedulerImpl(SchedulerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock),
+      shared_cancel_instant_(dynamic_cast<const SystemClock*>(clock_.get()) != nullptr),
       wheel_(ToUnixNanos(clock_->Now()), kLoadAhead.count()),
       run_wheel_(ToUnixNanos(clock_->Now())),
       rng_(options_.seed) {
@@ -506,13 +507,23 @@ bool SchedulerImpl::CancelPlain(JobId id, Task& released) {
   --live_jobs_;
   ++stats_.cancelled;
   released = std::move(j.task);
-  // The instant only starts the retention (minutes): the coarse clock will do.
-  const Instant now = clock_->NowCoarse();
+  // The instant only starts the retention (minutes): the coarse clock will
+  // do, and a batch shares its first cancel's reading of the system clock
+  // (a read for each cancel was 45 of the 290 ns of a W1 cancel).
+  const Instant now =
+      cancels_pending_ > 0 && shared_cancel_instant_ ? cancels_[0].at : clock_->NowCoarse();
   cancels_[cancels_pending_++] = {slot, id.generation(), now};
-  if (cancels_pending_ == 1) {
-    WakeFor(AddDuration(now, options_.retention).value_or(kInstantMax));
-  } else if (cancels_pending_ == kCancelBatch) {
+  if (cancels_pending_ == kCancelBatch) {
     FinishCancels();
+  } else if (cancels_pending_ == 1) {
+    // The scheduler thread finishes the batch within its age, or by the end
+    // of the retention if the instants are exact.
+    const Duration within = shared_cancel_instant_ ? kCancelBatchAge : options_.retention;
+    const Instant by = AddDuration(now, within).value_or(kInstantMax);
+    if (by < cancels_due_) {
+      cancels_due_ = by;
+      WakeFor(by);
+    }
   }
   return true;
 }

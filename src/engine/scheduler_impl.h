@@ -217,6 +217,10 @@ class SchedulerImpl final : public Scheduler {
   // run in a W2 profile).
   const SchedulerOptions options_;
   const std::shared_ptr<Clock> clock_;
+  // The system clock moves with real time (but for steps of the wall clock):
+  // a batch of plain cancels, finished within kCancelBatchAge, can share one
+  // reading of it (CancelPlain). A manual clock jumps: each cancel reads it.
+  const bool shared_cancel_instant_;
   std::unique_ptr<EventQueue> events_;      // null without an observer
   std::unique_ptr<WorkerLocal[]> local_;    // [options_.workers]; owned by that worker
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
@@ -251,6 +255,10 @@ class SchedulerImpl final : public Scheduler {
   static constexpr size_t kCancelBatch = 64;
   std::array<Retired, kCancelBatch> cancels_{};
   size_t cancels_pending_ = 0;
+  // The instant the scheduler thread wakes by to finish a batch: within
+  // kCancelBatchAge of its first cancel when they share its instant.
+  static constexpr Duration kCancelBatchAge = std::chrono::milliseconds(50);
+  Instant cancels_due_ = kInstantMax;
   std::vector<Event> dead_letters_;
   size_t live_jobs_ = 0;
   // Records in use by state, kept by SetState: GetStats's gauges without a
