@@ -30,6 +30,7 @@
 
 #include "engine/chunked_fifo.h"
 #include "engine/event_queue.h"
+#include "engine/fast_mutex.h"
 #include "engine/job_table.h"
 #include "engine/key_map.h"
 #include "engine/worker_pool.h"
@@ -70,7 +71,7 @@ class SchedulerImpl final : public Scheduler {
   ShutdownReport Shutdown(Duration timeout) override;
 
  private:
-  using Lock = std::unique_lock<std::mutex>;
+  using Lock = std::unique_lock<FastMutex>;
 
   // Takes mu_, trying for about a microsecond before sleeping on it: the lock
   // is held for short stretches, and a futex sleep and wake-up costs several
@@ -225,7 +226,7 @@ class SchedulerImpl final : public Scheduler {
   std::unique_ptr<WorkerLocal[]> local_;    // [options_.workers]; owned by that worker
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
 
-  alignas(64) mutable std::mutex mu_;
+  alignas(64) mutable FastMutex mu_;
   // Protected by mu_.
   Slab<Job> jobs_;
   // Small chunks: at most kMaxHeld runs are out at a time, and the first
@@ -278,7 +279,7 @@ class SchedulerImpl final : public Scheduler {
   Stats stats_;
   std::mt19937_64 rng_;
 
-  std::condition_variable idle_cv_;
+  std::condition_variable_any idle_cv_;
   Interrupt interrupt_;
   std::unique_ptr<WorkerPool> pool_;
   std::thread thread_;
