@@ -194,7 +194,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   }
   const bool defaults = IsDefault(options);
   if (!defaults) AX_RETURN_IF_ERROR(ValidateOptions(options));
-  Task rejected;  // destroyed after unlocking when the submission is refused
+  Task rejected;  // destroyed after unlocking when the submission is refused or dead
   Lock l = Acquire();
   if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
   const Instant now = clock_->Now();
@@ -247,6 +247,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
     WaitForParent(slot, parent, plan);
   } else {
     FirstSchedule(slot, plan, now);
+    if (j.state == JobState::kDead) rejected = std::move(j.task);  // no instant to fire at
   }
   const JobId id(slot, j.gen);
   if (events_) Emit(MakeEvent(EventType::kScheduled, slot, now));
@@ -337,6 +338,7 @@ void SchedulerImpl::FirstSchedule(uint32_t slot, const Plan& plan, Instant now) 
         if (!t) {
           SetState(j, JobState::kDead);
           j.cold->reason = "cron: no fire instant within the time range";
+          Retire(slot, now);
           return;
         }
         first = *t;

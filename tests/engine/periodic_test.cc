@@ -281,5 +281,29 @@ TEST_F(PeriodicTest, Engine_3_3_CronJobFiresOnItsCalendar) {
   EXPECT_TRUE(HasCode(s_->Cron("0 0 30 2 *", "UTC", [] {}).status(), StatusCode::kInvalidArgument));
 }
 
+// A cron job whose calendar has no instant left in the time range (it ends
+// in 2262) is Dead at once. Like any terminal job it must be counted out of
+// the live jobs, release its callback and be forgotten after the retention:
+// it once stayed counted against max_jobs, and its record was never freed.
+TEST_F(PeriodicTest, Engine_3_3_CronJobWithNoInstantLeftIsDeadAndRetired) {
+  auto late = std::make_shared<ManualClock>(kInstantMax - hours(24 * 30));
+  Start(2, [&](SchedulerOptions& o) {
+    o.clock = late;
+    o.max_jobs = 1;
+    o.retention = minutes(10);
+  });
+  auto capture = std::make_shared<int>(7);
+  Result<JobId> a = s_->Cron("0 0 1 1 *", "UTC", [capture] {});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(InfoOf(*a).state, JobState::kDead);
+  EXPECT_EQ(capture.use_count(), 1);
+  Result<JobId> b = s_->After(seconds(1), [] {});
+  EXPECT_TRUE(b.ok()) << b.status().ToString();
+  late->Advance(minutes(10));
+  Settle();
+  EXPECT_TRUE(HasCode(s_->Info(*a).status(), StatusCode::kNotFound));
+  EXPECT_EQ(InfoOf(*b).state, JobState::kCompleted);
+}
+
 }  // namespace
 }  // namespace ax::testing
