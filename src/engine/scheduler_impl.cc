@@ -801,8 +801,9 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
   info.kind = j.kind;
   info.state = j.state;
   // A cancel still in the batch (CancelPlain) leaves its wheel entry a while.
-  if (!IsTerminal(j.state) && wheel_.Contains(slot))
+  if (!IsTerminal(j.state) && wheel_.Contains(slot)) {
     info.next_run = FromUnixNanos(wheel_.Deadline(slot));
+  }
   if (const JobCold* c = j.cold.get()) {
     info.key = c->key;
     info.period = c->period;

@@ -249,10 +249,11 @@ class SchedulerImpl final : public Scheduler {
   // few seconds, and those pauses were W3's p99.9.
   ChunkedFifo<Retired> retired_;
   // Plain cancels whose removal from the wheel and retirement wait to be done
-  // in a batch (CancelPlain): at most kCancelBatch, finished by the next
-  // cancel past it or the scheduler thread's next pass, whichever is first.
-  // Their records already say Cancelled and have released their task; until
-  // then their wheel entries may still fire, and Fire ignores them.
+  // in a batch (CancelPlain): at most kCancelBatch, finished by the cancel
+  // that fills the batch or by the scheduler thread's next pass, whichever
+  // comes first. Their records already say Cancelled, are counted out of
+  // live_jobs_ and have released their task; until the batch is finished
+  // their wheel entries may still pop, and Fire ignores them.
   static constexpr size_t kCancelBatch = 64;
   std::array<Retired, kCancelBatch> cancels_{};
   size_t cancels_pending_ = 0;

@@ -27,6 +27,7 @@ TEST(FastMutex, ExcludesAndWakesSleepers) {
   constexpr int kThreads = 4;
   constexpr int kAdds = 50'000;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kAdds; ++i) {
