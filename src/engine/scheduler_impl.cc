@@ -210,7 +210,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
     if (!existing.ok()) return existing.status();
     if (*existing) return **existing;
   }
-  if (options_.max_jobs != 0 && live_jobs_ >= options_.max_jobs) {
+  if (options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) {
     return Status::Unavailable("scheduler is full: max_jobs = " +
                                std::to_string(options_.max_jobs));
   }
@@ -242,7 +242,6 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
     c.cron = plan.cron;
   }
   if (!options.key.empty()) keys_.Insert(options.key, slot);
-  ++live_jobs_;
   if (parent != kNoIndex && jobs_[parent].state != JobState::kCompleted) {
     WaitForParent(slot, parent, plan);
   } else {
@@ -506,7 +505,6 @@ bool SchedulerImpl::CancelPlain(JobId id, Task& released) {
     return false;
   }
   SetState(j, JobState::kCancelled);
-  --live_jobs_;
   ++stats_.cancelled;
   released = std::move(j.task);
   // The instant only starts the retention (minutes): the coarse clock will

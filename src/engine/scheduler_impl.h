@@ -183,12 +183,9 @@ class SchedulerImpl final : public Scheduler {
   bool CancelPlain(JobId id, Task& released);
   // Takes the batch of plain cancels out of the wheel and into retired_.
   void FinishCancels();
-  // Counts a job out of the live ones and into retired_ (forgotten after the
-  // retention, or at once beyond max_retained).
-  void Retire(uint32_t slot, Instant now) {
-    --live_jobs_;
-    Remember({slot, jobs_[slot].gen, now});
-  }
+  // Puts a job that has just become terminal into retired_ (forgotten after
+  // the retention, or at once beyond max_retained).
+  void Retire(uint32_t slot, Instant now) { Remember({slot, jobs_[slot].gen, now}); }
   void Terminate(uint32_t slot, JobState state, std::string reason, Instant now, Task& released);
   void ReleaseChildren(uint32_t slot, Instant now);
   void EndChildren(uint32_t slot, JobState parent_state, Instant now, std::vector<Task>& released);
@@ -252,7 +249,7 @@ class SchedulerImpl final : public Scheduler {
   // in a batch (CancelPlain): at most kCancelBatch, finished by the cancel
   // that fills the batch or by the scheduler thread's next pass, whichever
   // comes first. Their records already say Cancelled, are counted out of
-  // live_jobs_ and have released their task; until the batch is finished
+  // the live jobs and have released their task; until the batch is finished
   // their wheel entries may still pop, and Fire ignores them.
   static constexpr size_t kCancelBatch = 64;
   std::array<Retired, kCancelBatch> cancels_{};
@@ -262,11 +259,16 @@ class SchedulerImpl final : public Scheduler {
   static constexpr Duration kCancelBatchAge = std::chrono::milliseconds(50);
   Instant cancels_due_ = kInstantMax;
   std::vector<Event> dead_letters_;
-  size_t live_jobs_ = 0;
   // Records in use by state, kept by SetState: GetStats's gauges without a
   // scan of every record under the lock (2.4 ms at a million jobs).
   static constexpr size_t kJobStates = static_cast<size_t>(JobState::kDead) + 1;
   std::array<uint64_t, kJobStates> by_state_{};
+  // Jobs not yet terminal: what max_jobs bounds.
+  uint64_t LiveJobs() const {
+    return by_state_[static_cast<size_t>(JobState::kWaiting)] +
+           by_state_[static_cast<size_t>(JobState::kRunning)] +
+           by_state_[static_cast<size_t>(JobState::kPaused)];
+  }
   std::atomic<uint64_t> held_total_{0};   // runs dispatched and not yet finished
   std::atomic<uint64_t> executing_{0};    // of those, the ones that started (but plain
                                           // runs: WorkerLocal::executing)
