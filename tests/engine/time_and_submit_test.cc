@@ -146,6 +146,32 @@ TEST(JobRef, Engine_2_2_NamesAnIdOrAKey) {
   EXPECT_FALSE(empty.id().valid());
 }
 
+// max_jobs bounds the jobs not yet terminal: waiting, running and paused ones
+// count, and a job counts out as soon as it is cancelled or completes.
+TEST_F(EngineTest, Engine_2_2_MaxJobsBoundsTheLiveJobs) {
+  Start(2, [](SchedulerOptions& o) { o.max_jobs = 3; });
+  Gate started, release;
+  Result<JobId> running = s_->After(seconds(1), [&] {
+    started.Open();
+    release.Wait();
+  });
+  Result<JobId> paused = s_->After(seconds(5), [] {});
+  Result<JobId> waiting = s_->After(seconds(10), [] {});
+  ASSERT_TRUE(running.ok() && paused.ok() && waiting.ok());
+  AX_ASSERT_OK(s_->Pause(*paused));
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  EXPECT_TRUE(HasCode(s_->After(seconds(1), [] {}).status(), StatusCode::kUnavailable));
+  AX_ASSERT_OK(s_->Cancel(*waiting));
+  EXPECT_TRUE(s_->After(seconds(30), [] {}).ok());
+  EXPECT_TRUE(HasCode(s_->After(seconds(1), [] {}).status(), StatusCode::kUnavailable));
+  release.Open();
+  Settle();
+  EXPECT_EQ(InfoOf(*running).state, JobState::kCompleted);
+  EXPECT_TRUE(s_->After(seconds(30), [] {}).ok());
+  EXPECT_TRUE(HasCode(s_->After(seconds(1), [] {}).status(), StatusCode::kUnavailable));
+}
+
 TEST_F(EngineTest, Engine_2_2_StaleIdIsNotFoundNeverAnotherJob) {
   Start(2, [](SchedulerOptions& o) { o.retention = seconds(1); });
   Result<JobId> a = s_->After(seconds(1), [] {});
