@@ -264,10 +264,24 @@ void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
       tick = tick + c.period * k;
       next = AddDuration(tick, c.period);
     }
-    for (int i = 0; next && *next < now; ++i) {
+    const Instant first = tick;
+    while (next && *next < now) {
       ++missed;
       tick = *next;
-      next = static_cast<uint64_t>(i) < kMaxTickScan ? NextTick(j, tick) : NextTick(j, now);
+      if (missed < kMaxTickScan) {
+        next = NextTick(j, tick);
+        continue;
+      }
+      // Far behind (a clock step): the newest tick comes from a window before
+      // now, and the ticks up to it are counted from their spacing so far, as
+      // in ApplySubmitMisfire. A month of per-second ticks, one by one, held
+      // the lock for about a second.
+      const int64_t spacing = std::max<int64_t>(
+          1, (ToUnixNanos(tick) - ToUnixNanos(first)) / static_cast<int64_t>(missed));
+      const RecentTicks recent = RecentTicksOf(j, tick, now, 1, spacing);
+      missed += recent.before + recent.count - 1;  // all in [tick, now] but the newest
+      tick = recent.ticks.back();
+      next = recent.next == kInstantMax ? std::nullopt : std::optional<Instant>(recent.next);
     }
     if (missed > 0) Skip(slot, tick, missed, "missed ticks", now);
   }

@@ -372,7 +372,9 @@ SchedulerImpl::RecentTicks SchedulerImpl::RecentTicksOf(const Job& j, Instant fr
       ++r.count;
     }
     if (r.count >= keep || offset == 0) {
-      r.before = offset / gap;
+      // `from` is a tick: evenly spaced, ceil(offset / gap) of them are
+      // before the window.
+      r.before = offset / gap + (offset % gap != 0 ? 1 : 0);
       r.next = u.value_or(kInstantMax);
       return r;
     }

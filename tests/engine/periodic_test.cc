@@ -173,6 +173,23 @@ TEST_F(PeriodicTest, Engine_2_5_MisfireOnceRunsOneNowThenTheSchedule) {
 // build, 250 years would take about an hour), yet each policy runs what it
 // runs after a short outage, and with ticks evenly spaced the count skipped
 // is exact.
+// A running cron job whose clock jumps a month ahead (a per-second job: 2.6 M
+// ticks) runs its newest tick and counts every one skipped, without walking
+// them all under the lock. It once walked 100,000 of them, then ran the
+// 100,001st (a month stale) and counted 100,000.
+TEST_F(PeriodicTest, Engine_2_5_CronFarBehindRunsItsNewestTickAndCountsTheRest) {
+  Result<JobId> a = s_->Cron("* * * * * *", "UTC", [this](const RunContext& c) {
+    std::lock_guard<std::mutex> l(mu_);
+    scheduled_.push_back(c.scheduled_at());
+  });
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const Duration month = hours(24 * 30);
+  Advance(month + milliseconds(500));
+  EXPECT_EQ(Scheduled(), std::vector<Instant>{kStart + month});
+  EXPECT_EQ(InfoOf(*a).skips, static_cast<uint64_t>(month / seconds(1)) - 1);
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + month + seconds(1));
+}
+
 TEST_F(PeriodicTest, Engine_2_5_MisfiresOfCenturiesOfSecondlyTicks) {
   const Duration down = hours(24 * 91'312);                              // 250 years
   const uint64_t missed = static_cast<uint64_t>(down / seconds(1)) + 1;  // first .. kStart
