@@ -274,8 +274,8 @@ void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
       }
       // Far behind (a clock step): the newest tick comes from a window before
       // now, and the ticks up to it are counted from their spacing so far, as
-      // in ApplySubmitMisfire. A month of per-second ticks, one by one, held
-      // the lock for about a second.
+      // in ApplySubmitMisfire. (A jump to now used to run the stale tick and
+      // count only the ticks walked.)
       const int64_t spacing = std::max<int64_t>(
           1, (ToUnixNanos(tick) - ToUnixNanos(first)) / static_cast<int64_t>(missed));
       const RecentTicks recent = RecentTicksOf(j, tick, now, 1, spacing);
