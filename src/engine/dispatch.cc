@@ -837,7 +837,7 @@ void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
     FirstSchedule(*s, plan, now);
     if (!events_) continue;
     Event e = MakeEvent(EventType::kScheduled, *s, now);
-    e.message = "parent " + id.ToString() + " completed";
+    e.message = "parent " + IdText(slot) + " completed";
     Emit(std::move(e));
   }
 }

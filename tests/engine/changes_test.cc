@@ -166,6 +166,10 @@ TEST_F(DependencyTest, Engine_2_9_ChildRunsOnlyAfterTheParentSucceeds) {
   EXPECT_EQ(order, (std::vector<std::string>{"A", "A"}));
   Advance(minutes(1));
   EXPECT_EQ(order, (std::vector<std::string>{"A", "A", "B"}));
+  // Its release is an event naming the parent (it once named the child).
+  const std::vector<Event> scheduled = EventsOf(InfoOf("report-B").id, EventType::kScheduled);
+  ASSERT_EQ(scheduled.size(), 2u);
+  EXPECT_EQ(scheduled.back().message, "parent 'report-A' completed");
 }
 
 TEST_F(DependencyTest, Engine_2_9_ChildIsCancelledWhenTheParentIsCancelled) {
