@@ -115,12 +115,21 @@ TEST_F(ObserveTest, Engine_2_10_ObserverSeesTheLifecycleInOrder) {
 }
 
 TEST_F(ObserveTest, Engine_2_10_ListFiltersByState) {
-  ASSERT_TRUE(s_->After(seconds(1), [] {}).ok());
+  Result<JobId> w = s_->After(seconds(1), [] {});
   Result<JobId> p = s_->After(seconds(1), [] {});
   AX_ASSERT_OK(s_->Pause(*p));
-  EXPECT_EQ(s_->List(JobState::kPaused, 10).size(), 1u);
+  const std::vector<JobInfo> paused = s_->List(JobState::kPaused, 10);
+  ASSERT_EQ(paused.size(), 1u);
+  EXPECT_EQ(paused[0].id, *p);
+  EXPECT_TRUE(s_->List(JobState::kRunning, 10).empty());
   EXPECT_EQ(s_->List(std::nullopt, 10).size(), 2u);
   EXPECT_EQ(s_->List(std::nullopt, 1).size(), 1u);
+  AX_ASSERT_OK(s_->Cancel(*w));
+  const std::vector<JobInfo> cancelled = s_->List(JobState::kCancelled, 10);
+  ASSERT_EQ(cancelled.size(), 1u);
+  EXPECT_EQ(cancelled[0].id, *w);
+  EXPECT_TRUE(s_->List(JobState::kWaiting, 10).empty());
+  EXPECT_EQ(s_->List(std::nullopt, 10).size(), 2u);  // retained jobs are listed too
 }
 
 int ThreadCount() {
