@@ -109,6 +109,7 @@ TEST_F(ChangesTest, Engine_2_8_ResetStormsNeverStarveDueJobs) {
                   .ok());
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(s_->After(seconds(1), [&] { ++due_runs; }).ok());
   std::vector<std::thread> storm;
+  storm.reserve(2);
   std::atomic<uint64_t> changes{0};
   for (int t = 0; t < 2; ++t) {
     storm.emplace_back([&] {
