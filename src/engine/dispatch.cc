@@ -67,10 +67,12 @@ void SchedulerImpl::ArmRunTimer(uint32_t run) {
 }
 
 // Makes the scheduler thread wake for a deadline at `ns`, within the slack.
-void SchedulerImpl::WakeBy(int64_t ns) {
-  const int64_t wake = WithSlack(ns);
-  if (wake < armed_) {
-    armed_ = wake;
+void SchedulerImpl::WakeBy(int64_t ns) { WakeFor(FromUnixNanos(WithSlack(ns))); }
+
+void SchedulerImpl::WakeFor(Instant at) {
+  const int64_t ns = ToUnixNanos(at);
+  if (ns < armed_) {
+    armed_ = ns;
     interrupt_.Signal();
   }
 }
@@ -805,14 +807,6 @@ void SchedulerImpl::Remember(const Retired& r) {
   } else if (retired_.size() == 1) {
     // The scheduler thread forgets it after the retention.
     WakeFor(AddDuration(r.at, options_.retention).value_or(kInstantMax));
-  }
-}
-
-void SchedulerImpl::WakeFor(Instant at) {
-  const int64_t ns = ToUnixNanos(at);
-  if (ns < armed_) {
-    armed_ = ns;
-    interrupt_.Signal();
   }
 }
 

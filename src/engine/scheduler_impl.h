@@ -137,6 +137,8 @@ class SchedulerImpl final : public Scheduler {
   void Arm(uint32_t slot, Instant deadline);
   void ArmRunTimer(uint32_t run);
   void WakeBy(int64_t ns);
+  // Wakes the scheduler thread by `at` if it sleeps past it (no slack).
+  void WakeFor(Instant at);
   int64_t WithSlack(int64_t ns) const;
   std::optional<Instant> NextTick(const Job& j, Instant after) const;
 
@@ -239,8 +241,6 @@ class SchedulerImpl final : public Scheduler {
     Instant at;
   };
   void Remember(const Retired& r);
-  // Wakes the scheduler thread by `at` if it sleeps past it. REQUIRES mu_.
-  void WakeFor(Instant at);
   // FIFO by `at`. Chunked, not a vector: at 20,000 completions a second a
   // doubling vector copied megabytes and faulted fresh pages under mu_ every
   // few seconds, and those pauses were W3's p99.9.
