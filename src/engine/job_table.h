@@ -67,6 +67,9 @@ struct JobCold {
 };
 
 struct Job {
+  // The job's deadline while it is in the wheel (the wheel's word:
+  // JobDeadlines).
+  int64_t deadline = 0;
   uint32_t gen = 0;
   JobState state = JobState::kWaiting;
   JobKind kind = JobKind::kOnce;
@@ -79,7 +82,7 @@ struct Job {
   std::unique_ptr<JobCold> cold;
 };
 // A pending plain job costs this plus the wheel's 24 B (rss_bytes_per_pending).
-static_assert(sizeof(Job) <= 48);
+static_assert(sizeof(Job) <= 56);
 
 // A run's phase, decided by compare-and-swap: a worker takes kQueued ->
 // kStarted (without the scheduler's lock for plain runs), a cancel or
@@ -136,6 +139,21 @@ class Slab {
   ChunkedArray<uint32_t> free_;
   uint32_t free_count_ = 0;
   uint32_t size_ = 0;
+};
+
+// Where the job wheel keeps its deadlines: in the job records themselves, so
+// that a job and its timer are one cache line's business.
+class JobDeadlines {
+ public:
+  explicit JobDeadlines(Slab<Job>* jobs) : jobs_(jobs) {}
+  int64_t& operator[](uint32_t id) { return (*jobs_)[id].deadline; }
+  const int64_t& operator[](uint32_t id) const { return (*jobs_)[id].deadline; }
+  void Ensure(uint32_t /*id*/) {}  // the job's record exists before its timer
+  void Prefetch(uint32_t id) const { jobs_->Prefetch(id); }
+  size_t MemoryBytes() const { return 0; }  // counted with the jobs
+
+ private:
+  Slab<Job>* jobs_;
 };
 
 }  // namespace ax::internal

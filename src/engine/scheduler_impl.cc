@@ -7,7 +7,12 @@
 
 #include <pthread.h>
 
+#include "timer/wheel_impl.h"
+
 namespace ax {
+namespace internal {
+template class BasicTimerWheel<JobDeadlines>;
+}  // namespace internal
 
 Result<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerOptions options) {
   if (options.workers < 0) {
@@ -50,7 +55,7 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock),
       shared_cancel_instant_(dynamic_cast<const SystemClock*>(clock_.get()) != nullptr),
-      wheel_(ToUnixNanos(clock_->Now()), kLoadAhead.count()),
+      wheel_(ToUnixNanos(clock_->Now()), kLoadAhead.count(), &jobs_),
       run_wheel_(ToUnixNanos(clock_->Now())),
       rng_(options_.seed) {
   if (options_.observer || options_.on_dead_letter) {

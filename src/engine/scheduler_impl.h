@@ -231,8 +231,8 @@ class SchedulerImpl final : public Scheduler {
   // Small chunks: at most kMaxHeld runs are out at a time, and the first
   // fire should not have to fault in a quarter of a megabyte.
   Slab<Run, 8> runs_;
-  TimerWheel wheel_;      // job slot -> next deadline
-  TimerWheel run_wheel_;  // run -> its timeout or slow threshold
+  BasicTimerWheel<JobDeadlines> wheel_;  // job slot -> next deadline
+  TimerWheel run_wheel_;                 // run -> its timeout or slow threshold
   KeyMap keys_;
   std::unordered_map<std::string, Handler, std::hash<std::string>> handlers_;
   struct Retired {

@@ -12,7 +12,7 @@
 // The wheel starts loading a slot only when the queue is empty, so the run
 // never needs merging (entries pushed while a load is under way go to the
 // heap, and the wheel pops nothing until FinishLoad). Removal is lazy: the
-// wheel recognises stale entries by their sequence number, drops them when
+// wheel recognises stale entries by their tag and deadline, drops them when
 // they reach the top, and calls Compact when they are the majority.
 #pragma once
 
@@ -28,6 +28,7 @@ struct NearEntry {
   int64_t deadline;
   uint64_t seq;  // insertion sequence number: the tie-breaker
   uint32_t id;
+  uint16_t tag = 0;  // the wheel's tag of the insert (tells a re-insert from this one)
 };
 
 // Strict (deadline, seq) order.

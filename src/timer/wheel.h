@@ -1,6 +1,7 @@
 // TimerWheel: the engine's timer structure, a hierarchical timing wheel with
 // exact (deadline, insertion order) firing. Implements the contract of
-// timer_queue.h; one owner thread, no locks.
+// timer_queue.h; one owner thread, no locks. A template over where the
+// deadlines live (see Deadlines below); `TimerWheel` keeps its own.
 //
 // Algorithm (Varghese & Lauck scheme 7, laid out like tokio and Linux):
 //   * Time is cut into ticks of 2^24 ns = 16.8 ms (tick.h). Seven levels of 64
@@ -20,18 +21,24 @@
 //     the slot's first tick and re-files its entries: those of that tick go to
 //     the NearQueue, the rest cascade to lower levels.
 //   * Storage, tuned for "most timers fire": slot entries are {id, the
-//     deadline's tick's low 32 bits} (8 B) in chunked lists (slot_list.h) and
-//     carry what a cascade needs: a slot's place gives the rest of the tick up
-//     to level 5 (EntryTick), so cascading streams through contiguous memory
-//     and never touches a node. Level 6 (36 years away and more) reads the
-//     node. Nodes, indexed by the caller's dense id (ChunkedArray), are 16 B:
-//     {deadline, sequence << 2 | state}. A node is read once per entry, when
-//     its slot reaches the NearQueue (prefetched), and once when it fires.
-//   * Remove touches only the node (state := absent): the slot entry becomes
-//     garbage, recognised later because the node no longer is in the wheel
-//     with a deadline in that tick. A re-insert in the same tick leaves a
-//     duplicate that looks live; the NearQueue load and the sweep admit an id
-//     once (state changes on admission). When garbage outnumbers the live
+//     deadline's tick's low 18 bits, the insert's tag} (8 B) in chunked lists
+//     (slot_list.h) and carry what a cascade needs: a slot's place gives the
+//     rest of the tick up to level 3 (EntryTick), so cascading streams
+//     through contiguous memory and never reads a deadline. Levels 4 to 6
+//     (78 hours away and more) read it. A node is split in two: its deadline
+//     (8 B) is the owner's, in its own record for the id (`Deadlines`, below),
+//     and its state (2 B: where it is, and a 14-bit tag that each insert
+//     advances) is the wheel's, in a dense array. A deadline is read once per
+//     entry, when its slot reaches the NearQueue (prefetched), and once when
+//     it fires.
+//   * Remove touches only the state (state := absent), never the owner's
+//     record: the slot entry becomes garbage, recognised later because the id
+//     no longer is in the wheel with the entry's tag and a deadline in its
+//     tick. The tag tells a re-insert's entry from the old ones in the same
+//     tick; should 16,384 re-inserts wrap it while an old entry waits in that
+//     tick, the NearQueue load and the sweep still admit the id once (the
+//     state changes on admission), at its live deadline, but in the old
+//     entry's place among equal deadlines. When garbage outnumbers the live
 //     wheel entries, a sweep pass filters every list (slots, the loading
 //     list, the staged lists), one non-empty list per Remove, so no call
 //     waits for the whole wheel: a pass over a million entries, all in one
@@ -42,9 +49,15 @@
 //     call does is filter the largest list. Slots holding only garbage may
 //     stay marked occupied until processed, so NextDeadline() can be early
 //     -- still a lower bound.
-//   * Same-deadline FIFO: every insert takes a new sequence number, and the
-//     NearQueue orders by (deadline, sequence), so an entry that cascaded from
-//     level 3 still fires before one inserted later directly into level 0.
+//   * Same-deadline FIFO: every slot list is in insertion order (an entry is
+//     always appended, and the entries a cascade brings to a list were all
+//     inserted before any that list takes directly, since direct inserts
+//     reach it only once the cascade has made it current). Entries take their
+//     NearQueue sequence number as they are admitted, in list order -- a
+//     loading slot reserves its whole range first -- and single inserts into
+//     the NearQueue take the next one. The NearQueue orders by (deadline,
+//     sequence), so an entry that cascaded from level 3 still fires before
+//     one inserted later directly into level 0, with no per-timer counter.
 //   * NextDeadline() is exact when the earliest entry is in the NearQueue,
 //     otherwise the first tick of the next occupied slot, less the load-ahead
 //     (below). An idle owner sleeps until it; the wheel never needs ticking.
@@ -76,10 +89,10 @@
 //     holds at most one slot's load, as the next slot waits for it to empty.
 //   * PopExpired hands out at most `max` ids per call. Processing a slot is
 //     O(entries in it), done once per slot per level.
-//   * Memory: 16 B node + 8 B slot entry per pending timer, plus one partly
-//     filled 4 KiB chunk per occupied (or staged) slot and node-table chunk
-//     slack (see MemoryBytes()). Entries in the NearQueue take 24 B there
-//     instead.
+//   * Memory: the owner's 8 B deadline + 2 B state + 8 B slot entry per
+//     pending timer, plus one partly filled 4 KiB chunk per occupied (or
+//     staged) slot and array chunk slack (see MemoryBytes()). Entries in the
+//     NearQueue take 24 B there instead.
 #pragma once
 
 #include <array>
@@ -88,6 +101,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "timer/chunked_array.h"
@@ -97,30 +111,63 @@
 
 namespace ax::internal {
 
-class TimerWheel {
+// Deadlines: where a wheel keeps each id's deadline. A type with
+//   int64_t& operator[](uint32_t id)    the id's deadline word
+//   void Ensure(uint32_t id)            makes id addressable
+//   void Prefetch(uint32_t id) const    starts loading the word
+//   size_t MemoryBytes() const          bytes it holds for the wheel
+// The wheel writes the word on Insert and reads it only while the id is in
+// the wheel (and right after PopExpired hands it out); the rest of the time
+// the word is the owner's. OwnDeadlines is an array of the wheel's own.
+class OwnDeadlines {
+ public:
+  int64_t& operator[](uint32_t id) { return deadlines_[id]; }
+  const int64_t& operator[](uint32_t id) const { return deadlines_[id]; }
+  void Ensure(uint32_t id) {
+    if (id >= deadlines_.size()) [[unlikely]] {
+      deadlines_.EnsureIndex(id);
+    }
+  }
+  void Prefetch(uint32_t id) const { deadlines_.Prefetch(id); }
+  size_t MemoryBytes() const { return deadlines_.MemoryBytes(); }
+
+ private:
+  ChunkedArray<int64_t> deadlines_;
+};
+
+template <class Deadlines>
+class BasicTimerWheel {
  public:
   // `now_ns` is the time the wheel starts at; earlier deadlines are due.
   // `load_ahead_ns` >= 0: how long before a slot's first tick the wheel may
-  // start moving it into the NearQueue (see Loading above).
-  explicit TimerWheel(int64_t now_ns = 0, int64_t load_ahead_ns = 0);
-  ~TimerWheel();
+  // start moving it into the NearQueue (see Loading above). The rest
+  // constructs the Deadlines.
+  template <class... Args>
+  explicit BasicTimerWheel(int64_t now_ns = 0, int64_t load_ahead_ns = 0, Args&&... deadlines)
+      : deadlines_(std::forward<Args>(deadlines)...),
+        load_ahead_(load_ahead_ns),
+        elapsed_(TickOf(now_ns)) {
+    assert(load_ahead_ns >= 0);
+  }
+  ~BasicTimerWheel();
 
-  TimerWheel(const TimerWheel&) = delete;
-  TimerWheel& operator=(const TimerWheel&) = delete;
+  BasicTimerWheel(const BasicTimerWheel&) = delete;
+  BasicTimerWheel& operator=(const BasicTimerWheel&) = delete;
 
   // REQUIRES: !Contains(id).
   void Insert(uint32_t id, int64_t deadline_ns);
   bool Remove(uint32_t id);
-  bool Contains(uint32_t id) const { return id < nodes_.size() && State(nodes_[id]) != kAbsent; }
-  // Starts loading id's node, for a caller about to Remove or Reschedule it.
+  bool Contains(uint32_t id) const { return id < states_.size() && State(states_[id]) != kAbsent; }
+  // Starts loading id's state and deadline, for a caller about to Remove or
+  // Reschedule it.
   void Prefetch(uint32_t id) const {
-    if (id < nodes_.size()) PrefetchNode(id);
+    if (id < states_.size()) PrefetchNode(id);
   }
   // REQUIRES: Contains(id).
-  int64_t Deadline(uint32_t id) const { return nodes_[id].deadline; }
-  // The deadline of an id PopExpired has just handed out (valid until the id
-  // is inserted again).
-  int64_t PoppedDeadline(uint32_t id) const { return nodes_[id].deadline; }
+  int64_t Deadline(uint32_t id) const { return deadlines_[id]; }
+  // The deadline of an id PopExpired has just handed out (valid until the
+  // owner writes the word or the id is inserted again).
+  int64_t PoppedDeadline(uint32_t id) const { return deadlines_[id]; }
   void Reschedule(uint32_t id, int64_t deadline_ns) {
     Remove(id);
     Insert(id, deadline_ns);
@@ -134,47 +181,61 @@ class TimerWheel {
   bool StageAhead();
   size_t size() const { return size_; }
 
-  // Bytes held by the wheel (capacity, not size), including the object.
+  // Bytes held by the wheel (capacity, not size), including the object and
+  // its deadlines.
   size_t MemoryBytes() const;
 
  private:
-  // Node states. kKept marks, during one list's filter, the ids it has kept,
-  // so that it drops their duplicates; it counts as in the wheel.
-  static constexpr uint64_t kAbsent = 0;
-  static constexpr uint64_t kNear = 1;
-  static constexpr uint64_t kWheel = 2;
-  static constexpr uint64_t kKept = 3;
-  static constexpr uint64_t kStateMask = 3;
+  // An id's state: where it is (the low two bits) and the tag of its latest
+  // insert (the other 14). kKept marks, during one list's filter, the ids it
+  // has kept, so that it drops their duplicates; it counts as in the wheel.
+  using NodeState = uint16_t;
+  static constexpr NodeState kAbsent = 0;
+  static constexpr NodeState kNear = 1;
+  static constexpr NodeState kWheel = 2;
+  static constexpr NodeState kKept = 3;
+  static constexpr NodeState kStateMask = 3;
+  static constexpr int kTagShift = 2;
+  // A slot entry keeps the tick's low kTickBits and the tag above them.
+  static constexpr int kTickBits = 32 - (16 - kTagShift);
+  static constexpr uint32_t kTickMask = (uint32_t{1} << kTickBits) - 1;
 
-  struct Node {
-    int64_t deadline = 0;
-    uint64_t seq_state = kAbsent;  // insertion sequence << 2 | state
-  };
-  static_assert(sizeof(Node) == 16);
-
-  static uint64_t State(const Node& node) { return node.seq_state & kStateMask; }
-  static uint64_t Seq(const Node& node) { return node.seq_state >> 2; }
-  static bool InWheel(const Node& node) { return State(node) >= kWheel; }
-  static void SetState(Node& node, uint64_t state) {
-    node.seq_state = (node.seq_state & ~kStateMask) | state;
+  static NodeState State(NodeState s) { return s & kStateMask; }
+  static uint16_t Tag(NodeState s) { return s >> kTagShift; }
+  static bool InWheel(NodeState s) { return State(s) >= kWheel; }
+  static void SetState(NodeState& s, NodeState state) {
+    s = static_cast<NodeState>((s & ~kStateMask) | state);
   }
-
-  bool IsStale(const NearEntry& entry) const {
-    const Node& node = nodes_[entry.id];
-    return State(node) != kNear || Seq(node) != entry.seq;
+  static uint16_t TagOf(const SlotEntry& entry) {
+    return static_cast<uint16_t>(entry.tick_lo >> kTickBits);
   }
-  void PrefetchNode(uint32_t id) const { nodes_.Prefetch(id); }
+  // Whether the entry is the id's live one in the wheel, for an entry whose
+  // tick is `tick`: the state's tag is the entry's, and the deadline in it.
+  bool IsLive(const SlotEntry& entry, uint64_t tick) {
+    const NodeState s = states_[entry.id];
+    return State(s) == kWheel && Tag(s) == TagOf(entry) && TickOf(deadlines_[entry.id]) == tick;
+  }
+  bool IsStale(const NearEntry& entry) {
+    const NodeState s = states_[entry.id];
+    return State(s) != kNear || Tag(s) != entry.tag || deadlines_[entry.id] != entry.deadline;
+  }
+  void PrefetchNode(uint32_t id) const {
+    __builtin_prefetch(&states_[id], 1);
+    deadlines_.Prefetch(id);
+  }
   // Files an entry whose tick is > elapsed_ into its level and slot.
   void FileInWheel(const SlotEntry& entry, uint64_t tick);
-  // Moves a slot entry of tick elapsed_ into the NearQueue if it is live and
-  // its id not yet admitted (garbage and duplicates are dropped).
-  void AdmitNear(const SlotEntry& entry);
+  // Moves a slot entry of tick elapsed_ into the NearQueue, with sequence
+  // number `seq`, if it is live and its id not yet admitted (garbage and
+  // duplicates are dropped).
+  void AdmitNear(const SlotEntry& entry, uint64_t seq);
   // The tick of `entry` in slot `slot` of `level`, a slot whose ticks share
   // their higher digits with `ref`; kNoTick for an entry found to be garbage.
-  // Up to level 5 the slot gives every bit above the entry's low 32 (no node
-  // is read); at level 6 (36 years away and more) the node gives the tick.
+  // Up to level 3 the slot gives every bit above the entry's low kTickBits
+  // (no deadline is read); at levels 4 to 6 (78 hours away and more) the
+  // deadline gives the tick.
   static constexpr uint64_t kNoTick = UINT64_MAX;
-  uint64_t EntryTick(const SlotEntry& entry, uint64_t ref, int level, int slot) const;
+  uint64_t EntryTick(const SlotEntry& entry, uint64_t ref, int level, int slot);
   void PrefetchUpcoming() const;
   void DropStaleTop();
   void MaybeCompactNear();
@@ -207,7 +268,8 @@ class TimerWheel {
   Source NextSource() const;
   void InstallStaged();
 
-  ChunkedArray<Node> nodes_;  // indexed by id
+  Deadlines deadlines_;
+  ChunkedArray<NodeState> states_;  // indexed by id
   std::array<uint64_t, kNumLevels> occupied_{};
   std::array<SlotList, static_cast<size_t>(kNumLevels) * kSlotsPerLevel> slots_;
   ChunkPool pool_;
@@ -216,6 +278,10 @@ class TimerWheel {
   // whether near_ waits for the end of a load (FinishLoad).
   SlotList loading_;
   bool load_pending_ = false;
+  // The next sequence number of the loading slot's entries: AdmitSlot
+  // reserves one for each, so that single inserts into near_ meanwhile
+  // (which take next_seq_) come after all of them.
+  uint64_t load_seq_ = 0;
   // Levels 0 .. staged_level_ - 1 as they will be from staged_window_ on,
   // filed ahead by StageAhead; installed when elapsed_ reaches that tick.
   std::array<SlotList, static_cast<size_t>(kNumLevels) * kSlotsPerLevel> staged_;
@@ -224,35 +290,43 @@ class TimerWheel {
   bool staging_ = false;
   size_t near_stale_ = 0;     // removed entries still in near_
   size_t wheel_entries_ = 0;  // slot entries, live or garbage
-  size_t wheel_live_ = 0;     // nodes in a wheel state
+  size_t wheel_live_ = 0;     // ids in a wheel state
   int sweep_next_ = -1;       // the next list of the sweep pass under way; -1: none
   const int64_t load_ahead_;
   uint64_t elapsed_;
-  uint64_t next_seq_ = 0;
+  uint64_t next_seq_ = 0;  // NearQueue sequence numbers
   size_t size_ = 0;
 };
 
-inline void TimerWheel::Insert(uint32_t id, int64_t deadline_ns) {
-  if (id >= nodes_.size()) [[unlikely]] {
-    nodes_.EnsureIndex(id);
+using TimerWheel = BasicTimerWheel<OwnDeadlines>;
+
+template <class D>
+inline void BasicTimerWheel<D>::Insert(uint32_t id, int64_t deadline_ns) {
+  if (id >= states_.size()) [[unlikely]] {
+    states_.EnsureIndex(id);
   }
-  Node& node = nodes_[id];
-  assert(State(node) == kAbsent);
-  const uint64_t seq = next_seq_++;
-  node.deadline = deadline_ns;
+  deadlines_.Ensure(id);
+  NodeState& s = states_[id];
+  assert(State(s) == kAbsent);
+  // The next tag; the state bits (absent) are clear.
+  const auto tag = static_cast<NodeState>(s + (1 << kTagShift));
+  deadlines_[id] = deadline_ns;
   ++size_;
   const uint64_t tick = TickOf(deadline_ns);
   if (tick <= elapsed_) [[unlikely]] {
-    node.seq_state = seq << 2 | kNear;
-    near_.Push({deadline_ns, seq, id});
+    s = tag | kNear;
+    near_.Push({deadline_ns, next_seq_++, id, Tag(tag)});
     return;
   }
-  node.seq_state = seq << 2 | kWheel;
+  s = tag | kWheel;
   ++wheel_live_;
-  FileInWheel({id, static_cast<uint32_t>(tick)}, tick);
+  FileInWheel({id, (static_cast<uint32_t>(tick) & kTickMask) |
+                       (static_cast<uint32_t>(Tag(tag)) << kTickBits)},
+              tick);
 }
 
-inline void TimerWheel::FileInWheel(const SlotEntry& entry, uint64_t tick) {
+template <class D>
+inline void BasicTimerWheel<D>::FileInWheel(const SlotEntry& entry, uint64_t tick) {
   const int level = LevelFor(elapsed_, tick);
   const int slot = SlotFor(tick, level);
   slots_[level * kSlotsPerLevel + slot].Append(entry, pool_);
@@ -260,11 +334,12 @@ inline void TimerWheel::FileInWheel(const SlotEntry& entry, uint64_t tick) {
   ++wheel_entries_;
 }
 
-inline bool TimerWheel::Remove(uint32_t id) {
+template <class D>
+inline bool BasicTimerWheel<D>::Remove(uint32_t id) {
   if (!Contains(id)) return false;
-  Node& node = nodes_[id];
-  const bool near = State(node) == kNear;
-  SetState(node, kAbsent);
+  NodeState& s = states_[id];
+  const bool near = State(s) == kNear;
+  SetState(s, kAbsent);
   --size_;
   if (near) {
     ++near_stale_;  // left in near_ and skipped when met
@@ -276,7 +351,8 @@ inline bool TimerWheel::Remove(uint32_t id) {
   return true;
 }
 
-inline void TimerWheel::MaybeSweep() {
+template <class D>
+inline void BasicTimerWheel<D>::MaybeSweep() {
   if (sweep_next_ >= 0 || wheel_entries_ - wheel_live_ > wheel_live_ + 1024) [[unlikely]] {
     SweepStep();
   }
