@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 
+#include "timer/prefetch.h"
+
 namespace ax::internal {
 
 WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
@@ -73,7 +75,7 @@ void WorkerPool::Loop(int worker) {
         idle_(worker);
         return;
       }
-      if (i + 1 < n) __builtin_prefetch(items[i + 1], 1);
+      if (i + 1 < n) PrefetchForWrite(items[i + 1]);
       busy.store(true, std::memory_order_relaxed);
       run_(items[i], worker);
       busy.store(false, std::memory_order_relaxed);

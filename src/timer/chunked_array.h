@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "timer/chunk_arena.h"
+#include "timer/prefetch.h"
 
 namespace ax::internal {
 
@@ -39,10 +40,10 @@ class ChunkedArray {
   // 64-byte aligned). REQUIRES: index < size().
   void Prefetch(uint32_t index) const {
     const char* p = reinterpret_cast<const char*>(&(*this)[index]);
-    __builtin_prefetch(p, 1);
+    PrefetchForWrite(p);
     if constexpr (sizeof(T) > 64 || 64 % sizeof(T) != 0) {
-      for (size_t off = 64; off < sizeof(T); off += 64) __builtin_prefetch(p + off, 1);
-      __builtin_prefetch(p + sizeof(T) - 1, 1);
+      for (size_t off = 64; off < sizeof(T); off += 64) PrefetchForWrite(p + off);
+      PrefetchForWrite(p + sizeof(T) - 1);
     }
   }
 

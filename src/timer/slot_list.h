@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "timer/prefetch.h"
+
 namespace ax::internal {
 
 // The tick holds the deadline's position to the slot's resolution; the exact
@@ -80,7 +82,7 @@ class SlotList {
     // slots take the appends in between (a cascade writes to up to 64 slots
     // in turn).
     constexpr uint32_t kNextLine = 64 / sizeof(SlotEntry) + 1;
-    __builtin_prefetch(&tail_->entries[std::min(at + kNextLine, SlotChunk::kCapacity - 1)], 1);
+    PrefetchForWrite(&tail_->entries[std::min(at + kNextLine, SlotChunk::kCapacity - 1)]);
     tail_->entries[at] = entry;
   }
 

@@ -106,6 +106,7 @@
 
 #include "timer/chunked_array.h"
 #include "timer/near_queue.h"
+#include "timer/prefetch.h"
 #include "timer/slot_list.h"
 #include "timer/tick.h"
 
@@ -220,7 +221,7 @@ class BasicTimerWheel {
     return State(s) != kNear || Tag(s) != entry.tag || deadlines_[entry.id] != entry.deadline;
   }
   void PrefetchNode(uint32_t id) const {
-    __builtin_prefetch(&states_[id], 1);
+    PrefetchForWrite(&states_[id]);
     deadlines_.Prefetch(id);
   }
   // Files an entry whose tick is > elapsed_ into its level and slot.

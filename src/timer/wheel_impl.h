@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "timer/prefetch.h"
 #include "timer/wheel.h"
 
 namespace ax::internal {
@@ -87,11 +88,12 @@ void BasicTimerWheel<D>::SweepStep() {
   }
 }
 
-// An entry is kept if it is its id's live one (IsLive) and the id is not kept
-// already; keeping it marks the id kKept, so a duplicate met later in the
-// list is dropped. The marks are cleared afterwards. Removed ids are told by
-// their state alone: a list of garbage is filtered without reading one
-// deadline.
+// An entry is kept if its id is in the wheel with the entry's tag and not
+// kept already; keeping it marks the id kKept, so a duplicate met later in
+// the list is dropped. The marks are cleared afterwards. The state alone
+// decides, so a sweep reads no deadline: only an entry of 16,384 inserts ago
+// (the tag wrapped) can pass for live, and it is still checked against the
+// deadline when admitted (AdmitNear), or when its level reads it.
 template <class D>
 void BasicTimerWheel<D>::FilterList(int i) {
   SlotList& list = SweepList(i);
@@ -104,14 +106,14 @@ void BasicTimerWheel<D>::FilterList(int i) {
   const int slot = where % kSlotsPerLevel;
   const size_t before = list.size();
   auto keep = [&](const SlotEntry& entry) {
-    const uint64_t tick = EntryTick(entry, ref, level, slot);
-    if (tick == kNoTick || !IsLive(entry, tick)) return false;
-    SetState(states_[entry.id], kKept);
+    NodeState& s = states_[entry.id];
+    if (State(s) != kWheel || Tag(s) != TagOf(entry)) return false;
+    if (level * kSlotBits > kTickBits && EntryTick(entry, ref, level, slot) == kNoTick)
+      return false;
+    SetState(s, kKept);
     return true;
   };
-  auto prefetch = [this](const SlotEntry& entry) {
-    if (InWheel(states_[entry.id])) deadlines_.Prefetch(entry.id);
-  };
+  auto prefetch = [this](const SlotEntry& entry) { PrefetchForWrite(&states_[entry.id]); };
   list.Filter(keep, prefetch, pool_);
   for (const SlotChunk* chunk = list.empty() ? nullptr : list.front(); chunk != nullptr;
        chunk = chunk->next) {
