@@ -84,8 +84,8 @@ int64_t SchedulerImpl::WithSlack(int64_t ns) const {
 }
 
 std::optional<Instant> SchedulerImpl::NextTick(const Job& j, Instant after) const {
-  if (j.kind == JobKind::kEvery) return AddDuration(after, j.cold->period);
-  if (j.kind == JobKind::kCron) return j.cold->cron->Next(after);
+  if (j.kind == JobKind::kEvery) return AddDuration(after, ColdOf(j)->period);
+  if (j.kind == JobKind::kCron) return ColdOf(j)->cron->Next(after);
   return std::nullopt;
 }
 
@@ -199,7 +199,7 @@ uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
   Run& r = runs_[idx];
   r.index = idx;
   r.task = &j.task;
-  r.fast = !j.cold && !events_;
+  r.fast = !j.has_cold && !events_;
   r.phase.store(kQueued, std::memory_order_relaxed);
   r.job = slot;
   r.gen = j.gen;
@@ -210,13 +210,13 @@ uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
   r.slow_done = false;
   r.timeout_at = kInstantMax;
   r.slow_at = kInstantMax;
-  ++j.active;
-  ++j.held;  // held_total_ counts the batch in Loop
-  if (j.cold) {
-    j.cold->runs_active.push_back(idx);
+  if (JobCold* c = ColdOf(j)) {
+    c->runs_active.push_back(idx);
   } else {
-    j.run = idx;
+    j.word = idx;  // the job is out of the wheel
   }
+  AddActive(j, 1);
+  AddHeld(j, 1);  // held_total_ counts the batch in Loop
   SetState(j, JobState::kRunning);
   ++stats_.fired;
   return idx;
@@ -226,7 +226,8 @@ void SchedulerImpl::Fire(uint32_t slot, Instant due, Instant now, std::vector<ui
   Job& j = jobs_[slot];
   if (j.free || IsTerminal(j.state) || j.state == JobState::kPaused) return;
   if (j.kind == JobKind::kOnce) {
-    dispatch.push_back(NewRun(slot, j.cold ? j.cold->attempt : 1, due));
+    const JobCold* c = ColdOf(j);
+    dispatch.push_back(NewRun(slot, c != nullptr ? c->attempt : 1, due));
     return;
   }
   FirePeriodic(slot, due, now, dispatch);
@@ -235,13 +236,13 @@ void SchedulerImpl::Fire(uint32_t slot, Instant due, Instant now, std::vector<ui
 void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
                                  std::vector<uint32_t>& dispatch) {
   Job& j = jobs_[slot];
-  JobCold& c = *j.cold;
+  JobCold& c = *ColdOf(j);
   if (c.retry_pending && c.retry_at <= now) {  // a retry of the last occurrence
     c.retry_pending = false;
     dispatch.push_back(NewRun(slot, c.attempt, due));
     return;  // the next tick is armed when the occurrence is over
   }
-  if (c.buffered && j.active == 0) {  // buffer_one: the tick that waited
+  if (c.buffered && c.active == 0) {  // buffer_one: the tick that waited
     c.buffered = false;
     dispatch.push_back(NewRun(slot, 1, c.buffered_at));
     Arm(slot, c.next_tick);
@@ -288,7 +289,7 @@ void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
     if (missed > 0) Skip(slot, tick, missed, "missed ticks", now);
   }
   c.next_tick = next.value_or(kInstantMax);
-  if (j.active > 0 && !catching_up) {
+  if (c.active > 0 && !catching_up) {
     Overlapping(slot, tick, now, dispatch);
   } else {
     c.attempt = 1;
@@ -304,7 +305,7 @@ void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
 // Counts `count` skipped ticks (the last one `tick`) and tells the observer.
 void SchedulerImpl::Skip(uint32_t slot, Instant tick, uint64_t count, std::string_view why,
                          Instant now) {
-  jobs_[slot].cold->skips += count;
+  ColdOf(jobs_[slot])->skips += count;
   stats_.skipped += count;
   if (!events_) return;
   Event e = MakeEvent(EventType::kSkipped, slot, now);
@@ -318,7 +319,7 @@ void SchedulerImpl::Skip(uint32_t slot, Instant tick, uint64_t count, std::strin
 void SchedulerImpl::Overlapping(uint32_t slot, Instant tick, Instant now,
                                 std::vector<uint32_t>& dispatch) {
   Job& j = jobs_[slot];
-  JobCold& c = *j.cold;
+  JobCold& c = *ColdOf(j);
   switch (c.overlap) {
     case Overlap::kSkip:
       Skip(slot, tick, 1, "previous run still running", now);
@@ -351,8 +352,6 @@ void SchedulerImpl::FireRunTimer(uint32_t run, Instant now) {
     r.slow_done = true;
     e.message = "running for more than " + DurationText(r.slow_at - r.started_at);
     Emit(std::move(e));
-    ++jobs_[r.job].held;  // keep the job's record while ArmRunTimer reads it
-    --jobs_[r.job].held;
     ArmRunTimer(run);
     return;
   }
@@ -390,14 +389,14 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
     if (retired_.size() >= kAhead) jobs_.Prefetch(retired_[kAhead - 1].slot);
     Job& j = jobs_[r.slot];
     if (j.free || j.gen != r.gen || !IsTerminal(j.state)) continue;
-    if (j.held > 0) {  // a timed-out callback still runs: keep the record
+    if (Held(j) > 0) {  // a timed-out callback still runs: keep the record
       retired_.push_back({r.slot, r.gen, now});
       continue;
     }
-    if (j.cold && !j.cold->key.empty()) {
-      keys_.Erase(j.cold->key, r.slot);
+    if (const JobCold* c = ColdOf(j); c != nullptr && !c->key.empty()) {
+      keys_.Erase(c->key, r.slot);
     }
-    j.cold.reset();
+    DropCold(j);
     --by_state_[static_cast<size_t>(j.state)];
     j.free = true;
     jobs_.Release(r.slot);
@@ -494,15 +493,14 @@ bool SchedulerImpl::CompletePlain(Run& r, Instant now, Task& released) {
   if (r.resolved || !r.fast) return false;
   const uint32_t slot = r.job;
   Job& j = jobs_[slot];
-  if (j.cold != nullptr || j.kind != JobKind::kOnce || j.state != JobState::kRunning ||
-      j.run != r.index || j.active != 1 || j.held != 1 || j.waits_parent || wheel_.Contains(slot) ||
+  if (j.has_cold || j.kind != JobKind::kOnce || j.state != JobState::kRunning ||
+      PlainRun(j) != r.index || !j.run_held || j.waits_parent || wheel_.Contains(slot) ||
       run_wheel_.Contains(r.index)) {
     return false;
   }
   r.resolved = true;
-  j.active = 0;
-  j.held = 0;
-  j.run = kNoIndex;
+  j.run_active = false;
+  j.run_held = false;
   SetState(j, JobState::kCompleted);
   ++stats_.succeeded;
   Retire(slot, now);
@@ -536,8 +534,8 @@ bool SchedulerImpl::Start(uint32_t run, Task*& task, std::optional<RunContext>& 
       !r.phase.compare_exchange_strong(queued, kStarted, std::memory_order_acq_rel)) {
     if (!r.resolved) {
       r.resolved = true;
-      --j.active;
-      if (j.state == JobState::kRunning && j.active == 0) SetState(j, JobState::kWaiting);
+      ForgetRun(j, run);
+      if (j.state == JobState::kRunning && Active(j) == 0) SetState(j, JobState::kWaiting);
     }
     return false;
   }
@@ -546,12 +544,13 @@ bool SchedulerImpl::Start(uint32_t run, Task*& task, std::optional<RunContext>& 
   executing_.fetch_add(1, std::memory_order_relaxed);
   stats_.lateness.Record(ToUnixNanos(now) - ToUnixNanos(r.scheduled));
   std::string_view key;
-  if (j.cold) {
-    JobCold& c = *j.cold;
-    ++c.runs;
-    key = c.key;
-    if (c.slow_after.count() > 0) r.slow_at = AddDuration(now, c.slow_after).value_or(kInstantMax);
-    if (c.timeout.count() > 0) r.timeout_at = AddDuration(now, c.timeout).value_or(kInstantMax);
+  if (JobCold* c = ColdOf(j)) {
+    ++c->runs;
+    key = c->key;
+    if (c->slow_after.count() > 0) {
+      r.slow_at = AddDuration(now, c->slow_after).value_or(kInstantMax);
+    }
+    if (c->timeout.count() > 0) r.timeout_at = AddDuration(now, c->timeout).value_or(kInstantMax);
     if (r.slow_at != kInstantMax || r.timeout_at != kInstantMax) ArmRunTimer(run);
   }
   task = &j.task;
@@ -577,8 +576,8 @@ void SchedulerImpl::ReleaseRun(uint32_t run, Task& released) {
   Run& r = runs_[run];
   Job& j = jobs_[r.job];
   run_wheel_.Remove(run);
-  --j.held;
-  if (j.held == 0 && IsTerminal(j.state) && j.task) released = std::move(j.task);
+  AddHeld(j, -1);
+  if (Held(j) == 0 && IsTerminal(j.state) && j.task) released = std::move(j.task);
   r.job = kNoIndex;
   runs_.Release(run);
 }
@@ -600,12 +599,7 @@ void SchedulerImpl::Resolve(uint32_t run, const Status& status, Instant now) {
   r.resolved = true;
   run_wheel_.Remove(run);
   Job& j = jobs_[r.job];
-  --j.active;
-  if (j.cold) {
-    std::erase(j.cold->runs_active, run);
-  } else if (j.run == run) {
-    j.run = kNoIndex;
-  }
+  ForgetRun(j, run);
   if (IsTerminal(j.state)) return;
   if (status.ok()) {
     ++stats_.succeeded;
@@ -623,18 +617,19 @@ void SchedulerImpl::Resolve(uint32_t run, const Status& status, Instant now) {
 
 void SchedulerImpl::ResolveSuccess(uint32_t slot, Instant now) {
   Job& j = jobs_[slot];
-  if (j.cold) {
-    j.cold->consecutive_failures = 0;
-    j.cold->attempt = 1;
+  JobCold* c = ColdOf(j);
+  if (c != nullptr) {
+    c->consecutive_failures = 0;
+    c->attempt = 1;
   }
   if (j.kind != JobKind::kOnce) {
     AfterOccurrence(slot, now);
     return;
   }
-  if (j.cold && j.cold->rearm_at) {  // SetDelay while running: run again
-    const Instant at = *j.cold->rearm_at;
-    j.cold->rearm_at.reset();
-    if (j.active == 0) SetState(j, JobState::kWaiting);
+  if (c != nullptr && c->rearm_at) {  // SetDelay while running: run again
+    const Instant at = *c->rearm_at;
+    c->rearm_at.reset();
+    if (c->active == 0) SetState(j, JobState::kWaiting);
     Arm(slot, at);
     return;
   }
@@ -645,7 +640,7 @@ void SchedulerImpl::ResolveSuccess(uint32_t slot, Instant now) {
 
 void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& status, Instant now) {
   Job& j = jobs_[slot];
-  const bool had_cold = j.cold != nullptr;
+  const bool had_cold = j.has_cold;
   JobCold& c = Cold(j);
   if (!had_cold) c.runs = 1;
   ++c.failures;
@@ -665,8 +660,8 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
     wheel_.Remove(slot);
     c.reason = "auto-paused after " + std::to_string(c.consecutive_failures) +
                " consecutive failed runs; last error: " + c.last_error;
-    c.pause_after_run = j.active > 0;
-    if (j.active == 0) SetState(j, JobState::kPaused);
+    c.pause_after_run = c.active > 0;
+    if (c.active == 0) SetState(j, JobState::kPaused);
     Event e = MakeEvent(EventType::kAutoPaused, slot, now);
     e.message = c.reason;
     Emit(std::move(e));
@@ -681,7 +676,7 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
       c.retry_pending = true;
       c.retry_at = at;
     }
-    if (j.active == 0) SetState(j, JobState::kWaiting);
+    if (c.active == 0) SetState(j, JobState::kWaiting);
     Arm(slot, at);
     Event e = MakeEvent(EventType::kRetrying, slot, now);
     e.scheduled_at = r.scheduled;
@@ -710,7 +705,7 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
   if (c.rearm_at) {
     const Instant at = *c.rearm_at;
     c.rearm_at.reset();
-    if (j.active == 0) SetState(j, JobState::kWaiting);
+    if (c.active == 0) SetState(j, JobState::kWaiting);
     Arm(slot, at);
     return;
   }
@@ -723,10 +718,10 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
 // A periodic job's occurrence (with its retries) is over.
 void SchedulerImpl::AfterOccurrence(uint32_t slot, Instant now) {
   Job& j = jobs_[slot];
-  JobCold& c = *j.cold;
+  JobCold& c = *ColdOf(j);
   c.retry_pending = false;
   if (c.pause_after_run) {
-    if (j.active > 0) return;
+    if (c.active > 0) return;
     c.pause_after_run = false;
     c.buffered = false;
     wheel_.Remove(slot);
@@ -735,8 +730,8 @@ void SchedulerImpl::AfterOccurrence(uint32_t slot, Instant now) {
     Emit(MakeEvent(EventType::kPaused, slot, now));
     return;
   }
-  if (j.active == 0) SetState(j, JobState::kWaiting);
-  if (c.buffered && j.active == 0) {
+  if (c.active == 0) SetState(j, JobState::kWaiting);
+  if (c.buffered && c.active == 0) {
     Arm(slot, now);  // FirePeriodic starts the buffered run
   } else if (!wheel_.Contains(slot) && c.next_tick != kInstantMax) {
     Arm(slot, c.next_tick);
@@ -753,15 +748,24 @@ void SchedulerImpl::StopActiveRuns(Job& j) {
     uint8_t queued = kQueued;  // and if it has not started, it never will
     r.phase.compare_exchange_strong(queued, kDropped, std::memory_order_acq_rel);
     run_wheel_.Remove(run);
-    --j.active;
   };
-  if (j.cold) {
-    for (uint32_t run : j.cold->runs_active) stop(run);
-    j.cold->runs_active.clear();
-  } else if (j.run != kNoIndex) {
-    stop(j.run);
-    j.run = kNoIndex;
+  if (JobCold* c = ColdOf(j)) {
+    for (uint32_t run : c->runs_active) stop(run);
+    c->active -= static_cast<uint32_t>(c->runs_active.size());
+    c->runs_active.clear();
+  } else if (j.run_active) {
+    stop(PlainRun(j));
+    j.run_active = false;
   }
+}
+
+void SchedulerImpl::ForgetRun(Job& j, uint32_t run) {
+  if (JobCold* c = ColdOf(j)) {
+    std::erase(c->runs_active, run);
+  } else {
+    assert(PlainRun(j) == run);
+  }
+  AddActive(j, -1);
 }
 
 void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason, Instant now,
@@ -771,18 +775,17 @@ void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason,
   StopActiveRuns(j);
   SetState(j, state);
   j.waits_parent = false;
-  if (j.cold) {
-    JobCold& c = *j.cold;
-    if (!reason.empty()) c.reason = std::move(reason);
-    c.retry_pending = false;
-    c.buffered = false;
-    c.pause_after_run = false;
-    c.rearm_at.reset();
+  if (JobCold* c = ColdOf(j)) {
+    if (!reason.empty()) c->reason = std::move(reason);
+    c->retry_pending = false;
+    c->buffered = false;
+    c->pause_after_run = false;
+    c->rearm_at.reset();
   } else if (state == JobState::kDead || (state == JobState::kCancelled && reason != "cancelled")) {
     Cold(j).reason = std::move(reason);  // a plain cancel needs no record of why
   }
   Retire(slot, now);
-  if (j.held == 0) released = std::move(j.task);
+  if (Held(j) == 0) released = std::move(j.task);
   if (state == JobState::kCancelled) ++stats_.cancelled;
   if (events_ && state != JobState::kDead) {
     Emit(MakeEvent(state == JobState::kCancelled ? EventType::kCancelled : EventType::kCompleted,
@@ -811,15 +814,15 @@ void SchedulerImpl::Remember(const Retired& r) {
 }
 
 void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
-  Job& parent = jobs_[slot];
-  if (!parent.cold || parent.cold->children.empty()) return;
-  const std::vector<JobId> children = std::move(parent.cold->children);
-  parent.cold->children.clear();
+  JobCold* pc = ColdOf(jobs_[slot]);
+  if (pc == nullptr || pc->children.empty()) return;
+  const std::vector<JobId> children = std::move(pc->children);
+  pc->children.clear();
   for (JobId id : children) {
     Result<uint32_t> s = Resolve(JobRef(id));
     if (!s.ok() || !jobs_[*s].waits_parent) continue;
     Job& child = jobs_[*s];
-    JobCold& c = *child.cold;
+    JobCold& c = *ColdOf(child);
     child.waits_parent = false;
     c.parent = JobId();
     Plan plan;
@@ -838,10 +841,10 @@ void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
 
 void SchedulerImpl::EndChildren(uint32_t slot, JobState parent_state, Instant now,
                                 std::vector<Task>& released) {
-  Job& parent = jobs_[slot];
-  if (!parent.cold || parent.cold->children.empty()) return;
-  const std::vector<JobId> children = std::move(parent.cold->children);
-  parent.cold->children.clear();
+  JobCold* pc = ColdOf(jobs_[slot]);
+  if (pc == nullptr || pc->children.empty()) return;
+  const std::vector<JobId> children = std::move(pc->children);
+  pc->children.clear();
   const std::string why =
       "parent " + IdText(slot) + (parent_state == JobState::kDead ? " is dead" : " was cancelled");
   for (JobId id : children) {

@@ -26,7 +26,8 @@ inline constexpr uint32_t kNoIndex = UINT32_MAX;
 
 // Everything a job needs beyond the basics. Allocated only for jobs that have
 // a key, options, a period, children, or that failed: a plain one-shot job
-// with default options has none, which keeps a pending job small.
+// with default options has none, which keeps a pending job small. Kept in a
+// map by the job's record (SchedulerImpl::colds_), not in the record.
 struct JobCold {
   std::string key;
   RetryPolicy retry;
@@ -64,25 +65,33 @@ struct JobCold {
   Duration release_delay{0};          //   this long after the parent's success
   std::vector<JobId> children;
   std::vector<uint32_t> runs_active;  // run indices (overlap modes)
+  uint32_t active = 0;                // runs dispatched and not yet resolved
+  uint32_t held = 0;                  // runs dispatched whose callback has not returned
 };
 
 struct Job {
-  // The job's deadline while it is in the wheel (the wheel's word:
-  // JobDeadlines).
-  int64_t deadline = 0;
+  // While the job is in the wheel: its deadline (the wheel's word,
+  // JobDeadlines). While a job without a cold record has a run dispatched:
+  // the run's index (SchedulerImpl::PlainRun). The two never overlap: such a
+  // job is out of the wheel while it runs.
+  int64_t word = 0;
+  Task task;
   uint32_t gen = 0;
   JobState state = JobState::kWaiting;
   JobKind kind = JobKind::kOnce;
   bool free = true;
-  bool waits_parent = false;
-  uint16_t active = 0;      // runs dispatched and not yet resolved
-  uint16_t held = 0;        // runs dispatched whose callback has not returned
-  uint32_t run = kNoIndex;  // the active run, for jobs without a cold record
-  Task task;
-  std::unique_ptr<JobCold> cold;
+  bool waits_parent : 1 = false;
+  bool has_cold : 1 = false;  // its JobCold is in SchedulerImpl::colds_
+  // Without a cold record a job has at most one run, and these say where it
+  // is: dispatched and not yet resolved, and its callback not yet returned.
+  // A cold record keeps the counts instead (JobCold::active, held).
+  bool run_active : 1 = false;
+  bool run_held : 1 = false;
 };
-// A pending plain job costs this plus the wheel's 24 B (rss_bytes_per_pending).
-static_assert(sizeof(Job) <= 56);
+// A pending plain job costs this plus the wheel's 10 B
+// (rss_bytes_per_pending): the cold record, the run and their counts live
+// elsewhere, so that a job and its timer take 40 bytes.
+static_assert(sizeof(Job) == 40);
 
 // A run's phase, decided by compare-and-swap: a worker takes kQueued ->
 // kStarted (without the scheduler's lock for plain runs), a cancel or
@@ -146,8 +155,8 @@ class Slab {
 class JobDeadlines {
  public:
   explicit JobDeadlines(Slab<Job>* jobs) : jobs_(jobs) {}
-  int64_t& operator[](uint32_t id) { return (*jobs_)[id].deadline; }
-  const int64_t& operator[](uint32_t id) const { return (*jobs_)[id].deadline; }
+  int64_t& operator[](uint32_t id) { return (*jobs_)[id].word; }
+  const int64_t& operator[](uint32_t id) const { return (*jobs_)[id].word; }
   void Ensure(uint32_t /*id*/) {}  // the job's record exists before its timer
   void Prefetch(uint32_t id) const { jobs_->Prefetch(id); }
   size_t MemoryBytes() const { return 0; }  // counted with the jobs

@@ -229,8 +229,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   j.kind = plan.kind;
   j.state = JobState::kWaiting;  // a free record counts in no state: no SetState
   ++by_state_[static_cast<size_t>(JobState::kWaiting)];
-  j.active = 0;
-  j.held = 0;
+  assert(!j.has_cold && !j.run_active && !j.run_held);
   j.waits_parent = false;
   j.task = std::move(task);
   if (defaults ? plan.kind != JobKind::kOnce : NeedsCold(options, plan.kind)) {
@@ -338,10 +337,10 @@ void SchedulerImpl::FirstSchedule(uint32_t slot, const Plan& plan, Instant now) 
     case JobKind::kCron: {
       Instant first = plan.at;
       if (plan.kind == JobKind::kCron && !plan.first_given) {
-        std::optional<Instant> t = j.cold->cron->Next(now);
+        std::optional<Instant> t = ColdOf(j)->cron->Next(now);
         if (!t) {
           SetState(j, JobState::kDead);
-          j.cold->reason = "cron: no fire instant within the time range";
+          ColdOf(j)->reason = "cron: no fire instant within the time range";
           Retire(slot, now);
           return;
         }
@@ -391,7 +390,7 @@ SchedulerImpl::RecentTicks SchedulerImpl::RecentTicksOf(const Job& j, Instant fr
 // ticks that passed are misfires, handled per SPEC 3.5. REQUIRES mu_.
 void SchedulerImpl::ApplySubmitMisfire(uint32_t slot, Instant first, Instant now) {
   Job& j = jobs_[slot];
-  JobCold& c = *j.cold;
+  JobCold& c = *ColdOf(j);
   // Ticks <= now, newest last; bounded by max_catch_up + 1.
   std::vector<Instant> past;
   Instant t = first;
@@ -506,9 +505,12 @@ Status SchedulerImpl::Cancel(JobRef ref) {
 bool SchedulerImpl::CancelPlain(JobId id, Task& released) {
   const uint32_t slot = id.slot();
   if (events_ || slot >= jobs_.size()) return false;
+  // The wheel's state of the job is a miss of its own: it starts now, beside
+  // the record's, and is in cache when the batch is finished.
+  wheel_.Prefetch(slot);
   Job& j = jobs_[slot];
-  if (j.free || j.gen != id.generation() || j.cold != nullptr || j.state != JobState::kWaiting ||
-      j.active != 0 || j.held != 0 || j.waits_parent) {
+  if (j.free || j.gen != id.generation() || j.has_cold || j.state != JobState::kWaiting ||
+      j.run_active || j.run_held || j.waits_parent) {
     return false;
   }
   SetState(j, JobState::kCancelled);
@@ -538,7 +540,6 @@ bool SchedulerImpl::CancelPlain(JobId id, Task& released) {
 void SchedulerImpl::FinishCancels() {
   const size_t n = cancels_pending_;
   cancels_pending_ = 0;
-  for (size_t i = 0; i < n; ++i) wheel_.Prefetch(cancels_[i].slot);
   // An entry the scheduler thread has popped meanwhile is gone already.
   for (size_t i = 0; i < n; ++i) wheel_.Remove(cancels_[i].slot);
   for (size_t i = 0; i < n; ++i) Remember(cancels_[i]);
@@ -691,7 +692,7 @@ Status SchedulerImpl::SetPeriod(JobRef ref, Duration period) {
                                 std::string(JobKindName(j.kind)) +
                                 " job; only periodic (every) jobs have a period");
   }
-  j.cold->period = period;  // the next run stays where it is
+  ColdOf(j)->period = period;  // the next run stays where it is
   return Status();
 }
 
@@ -780,26 +781,57 @@ Result<uint32_t> SchedulerImpl::Resolve(const JobRef& ref) const {
 uint32_t SchedulerImpl::FindKey(std::string_view key) const {
   return keys_.Find(key, [&](uint32_t slot) {
     const Job& j = jobs_[slot];
-    return j.cold && j.cold->key == key;
+    const JobCold* c = ColdOf(j);
+    return c != nullptr && c->key == key;
   });
 }
 
 JobCold& SchedulerImpl::Cold(Job& j) {
-  if (!j.cold) {
-    j.cold = std::make_unique<JobCold>();
-    if (j.run != kNoIndex) {  // the active run moves to the cold record's list
-      j.cold->runs_active.push_back(j.run);
-      j.run = kNoIndex;
-    }
-  }
-  return *j.cold;
+  if (j.has_cold) return *ColdOf(j);
+  std::unique_ptr<JobCold>& c = colds_[&j];
+  c = std::make_unique<JobCold>();
+  j.has_cold = true;
+  // The run and its counts move into the cold record.
+  if (j.run_active) c->runs_active.push_back(PlainRun(j));
+  c->active = j.run_active ? 1 : 0;
+  c->held = j.run_held ? 1 : 0;
+  j.run_active = false;
+  j.run_held = false;
+  return *c;
 }
 
-std::string SchedulerImpl::KeyOf(const Job& j) const { return j.cold ? j.cold->key : ""; }
+void SchedulerImpl::DropCold(Job& j) {
+  if (!j.has_cold) return;
+  colds_.erase(&j);
+  j.has_cold = false;
+}
+
+void SchedulerImpl::AddActive(Job& j, int delta) {
+  if (j.has_cold) {
+    ColdOf(j)->active += static_cast<uint32_t>(delta);
+  } else {
+    assert(delta == (j.run_active ? -1 : 1));
+    j.run_active = delta > 0;
+  }
+}
+
+void SchedulerImpl::AddHeld(Job& j, int delta) {
+  if (j.has_cold) {
+    ColdOf(j)->held += static_cast<uint32_t>(delta);
+  } else {
+    assert(delta == (j.run_held ? -1 : 1));
+    j.run_held = delta > 0;
+  }
+}
+
+std::string SchedulerImpl::KeyOf(const Job& j) const {
+  const JobCold* c = ColdOf(j);
+  return c != nullptr ? c->key : "";
+}
 
 std::string SchedulerImpl::IdText(uint32_t slot) const {
   const Job& j = jobs_[slot];
-  if (j.cold && !j.cold->key.empty()) return Quote(j.cold->key);
+  if (const JobCold* c = ColdOf(j); c != nullptr && !c->key.empty()) return Quote(c->key);
   return JobId(slot, j.gen).ToString();
 }
 
@@ -813,7 +845,7 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
   if (!IsTerminal(j.state) && wheel_.Contains(slot)) {
     info.next_run = FromUnixNanos(wheel_.Deadline(slot));
   }
-  if (const JobCold* c = j.cold.get()) {
+  if (const JobCold* c = ColdOf(j)) {
     info.key = c->key;
     info.period = c->period;
     if (c->cron) {

@@ -26,6 +26,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
+
 #include "ax/scheduler.h"
 
 #include "engine/chunked_fifo.h"
@@ -127,7 +129,23 @@ class SchedulerImpl final : public Scheduler {
 
   // ---- lookups (REQUIRES mu_)
   Result<uint32_t> Resolve(const JobRef& ref) const;
+  // A job's cold record: null for one without (ColdOf), made if need be
+  // (Cold; the counts and the run of a job without one move into it).
+  JobCold* ColdOf(const Job& j) const {
+    return j.has_cold ? colds_.find(&j)->second.get() : nullptr;
+  }
   JobCold& Cold(Job& j);
+  void DropCold(Job& j);
+  // A job's runs dispatched and not yet resolved (Active), and those whose
+  // callback has not returned (Held); the run of a job without a cold record
+  // (kNoIndex if none).
+  uint32_t Active(const Job& j) const { return j.has_cold ? ColdOf(j)->active : j.run_active; }
+  uint32_t Held(const Job& j) const { return j.has_cold ? ColdOf(j)->held : j.run_held; }
+  void AddHeld(Job& j, int delta);
+  void AddActive(Job& j, int delta);
+  static uint32_t PlainRun(const Job& j) {
+    return j.run_active ? static_cast<uint32_t>(j.word) : kNoIndex;
+  }
   uint32_t FindKey(std::string_view key) const;  // KeyMap::kNone if absent
   std::string KeyOf(const Job& j) const;
   std::string IdText(uint32_t slot) const;
@@ -192,6 +210,8 @@ class SchedulerImpl final : public Scheduler {
   void ReleaseChildren(uint32_t slot, Instant now);
   void EndChildren(uint32_t slot, JobState parent_state, Instant now, std::vector<Task>& released);
   void StopActiveRuns(Job& j);
+  // Takes a resolved run out of its job's active runs.
+  void ForgetRun(Job& j, uint32_t run);
   Event MakeEvent(EventType type, uint32_t slot, Instant now) const;
   void Emit(Event e);
   bool WaitFor(Duration timeout, bool runs_too);
@@ -233,6 +253,9 @@ class SchedulerImpl final : public Scheduler {
   Slab<Run, 8> runs_;
   BasicTimerWheel<JobDeadlines> wheel_;  // job slot -> next deadline
   TimerWheel run_wheel_;                 // run -> its timeout or slow threshold
+  // The cold records, by the address of their job's record (records never
+  // move). A map, not a pointer in every record: most pending jobs have none.
+  absl::flat_hash_map<const Job*, std::unique_ptr<JobCold>> colds_;
   KeyMap keys_;
   std::unordered_map<std::string, Handler, std::hash<std::string>> handlers_;
   struct Retired {
