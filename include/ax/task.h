@@ -33,16 +33,12 @@ class Task {
       *reinterpret_cast<D**>(buf_) = new D(std::forward<F>(f));
     }
   }
-  Task(Task&& o) noexcept : ops_(o.ops_) {
-    if (ops_ != nullptr) ops_->move(buf_, o.buf_);
-    o.ops_ = nullptr;
-  }
+  Task(Task&& o) noexcept : ops_(o.ops_) { MoveFrom(o); }
   Task& operator=(Task&& o) noexcept {
     if (this != &o) {
       Reset();
       ops_ = o.ops_;
-      if (ops_ != nullptr) ops_->move(buf_, o.buf_);
-      o.ops_ = nullptr;
+      MoveFrom(o);
     }
     return *this;
   }
@@ -53,7 +49,7 @@ class Task {
   explicit operator bool() const { return ops_ != nullptr; }
   // Destroys the callable (and so its captures) now.
   void Reset() {
-    if (ops_ != nullptr) ops_->destroy(buf_);
+    if (ops_ != nullptr && ops_->destroy != nullptr) ops_->destroy(buf_);
     ops_ = nullptr;
   }
   // Runs the callable. Exceptions propagate; the engine catches them.
@@ -66,11 +62,28 @@ class Task {
   static constexpr bool kInline =
       sizeof(D) <= kBufSize &&
       alignof(D) <= alignof(void*) && std::is_nothrow_move_constructible_v<D>;
+  // `move` and `destroy` are null where a copy of the bytes moves the
+  // callable and nothing needs destroying: most callables (a lambda that
+  // captures pointers and numbers, or one on the heap, whose pointer moves).
+  // The engine moves a task on every submission and every end of a job.
   struct Ops {
     Status (*invoke)(void*, const RunContext&);
     void (*move)(void* dst, void* src);
     void (*destroy)(void*);
   };
+  // Takes o's callable; ops_ is o's already.
+  void MoveFrom(Task& o) noexcept {
+    if (ops_ != nullptr) {
+      if (ops_->move != nullptr) {
+        ops_->move(buf_, o.buf_);
+      } else {
+        __builtin_memcpy(buf_, o.buf_, kBufSize);
+      }
+    }
+    o.ops_ = nullptr;
+  }
+  template <class D>
+  static constexpr bool kTrivial = kInline<D>&& std::is_trivially_copyable_v<D>;
   template <class D>
   static D& Get(void* p) {
     if constexpr (kInline<D>) {
@@ -98,24 +111,29 @@ class Task {
     }
   }
   template <class D>
+  static void Move(void* dst, void* src) {
+    ::new (dst) D(std::move(Get<D>(src)));
+    Get<D>(src).~D();
+  }
+  template <class D>
+  static void Destroy(void* p) {
+    if constexpr (kInline<D>) {
+      Get<D>(p).~D();
+    } else {
+      delete *reinterpret_cast<D**>(p);
+    }
+  }
+  template <class D>
+  static constexpr Ops MakeOps() {
+    Ops ops{[](void* p, const RunContext& ctx) { return Call(Get<D>(p), ctx); }, nullptr, nullptr};
+    // A heap callable moves with its pointer: a copy of the bytes.
+    if constexpr (kInline<D> && !kTrivial<D>) ops.move = &Move<D>;
+    if constexpr (!kTrivial<D>) ops.destroy = &Destroy<D>;
+    return ops;
+  }
+  template <class D>
   struct OpsFor {
-    static constexpr Ops kOps = {
-        [](void* p, const RunContext& ctx) { return Call(Get<D>(p), ctx); },
-        [](void* dst, void* src) {
-          if constexpr (kInline<D>) {
-            ::new (dst) D(std::move(Get<D>(src)));
-            Get<D>(src).~D();
-          } else {
-            *reinterpret_cast<D**>(dst) = *reinterpret_cast<D**>(src);
-          }
-        },
-        [](void* p) {
-          if constexpr (kInline<D>) {
-            Get<D>(p).~D();
-          } else {
-            delete *reinterpret_cast<D**>(p);
-          }
-        }};
+    static constexpr Ops kOps = MakeOps<D>();
   };
 
   const Ops* ops_ = nullptr;
