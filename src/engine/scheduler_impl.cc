@@ -88,7 +88,27 @@ SchedulerImpl::~SchedulerImpl() {
 
 // ---------------------------------------------------------------- submission
 
+// JobOptions{}, made once.
+static const JobOptions& Defaults() {
+  static const JobOptions kDefaults;
+  return kDefaults;
+}
+
+// Whether `o` holds JobOptions{}'s values (return_existing aside, which
+// means nothing without a key): valid, no key, no parent, no cold record for
+// a one-shot job. Most submissions pass them, and skip the options' checks.
+// A field added to JobOptions belongs here too.
+static bool IsDefault(const JobOptions& o) {
+  const JobOptions& d = Defaults();
+  return o.key.empty() && o.parent.empty() && o.retry.max_attempts == d.retry.max_attempts &&
+         o.retry.base == d.retry.base && o.retry.backoff == d.retry.backoff &&
+         o.retry.cap == d.retry.cap && o.retry.jitter == d.retry.jitter && o.timeout == d.timeout &&
+         o.slow_after == d.slow_after && o.overlap == d.overlap && o.misfire == d.misfire &&
+         o.max_catch_up == d.max_catch_up && o.auto_pause_after == d.auto_pause_after;
+}
+
 Result<JobId> SchedulerImpl::At(Instant when, Task task, JobOptions options) {
+  if (IsDefault(options)) return SubmitOnce(when, nullptr, task);
   Plan p;
   p.at = when;
   return Submit(p, task, options);
@@ -99,6 +119,7 @@ Result<JobId> SchedulerImpl::After(Duration delay, Task task, JobOptions options
     return Status::InvalidArgument("delay: must not be negative, got " +
                                    std::to_string(delay.count()) + "ns");
   }
+  if (IsDefault(options)) return SubmitOnce(Instant(), &delay, task);
   Plan p;
   p.delay = delay;
   return Submit(p, task, options);
@@ -163,25 +184,6 @@ Status SchedulerImpl::ValidateOptions(const JobOptions& o) const {
   }
   if (o.max_catch_up < 1) return Status::InvalidArgument("max_catch_up: must be at least 1");
   return Status();
-}
-
-// JobOptions{}, made once.
-static const JobOptions& Defaults() {
-  static const JobOptions kDefaults;
-  return kDefaults;
-}
-
-// Whether `o` holds JobOptions{}'s values (return_existing aside, which
-// means nothing without a key): valid, no key, no parent, no cold record for
-// a one-shot job. Most submissions pass them, and skip the options' checks.
-// A field added to JobOptions belongs here too.
-static bool IsDefault(const JobOptions& o) {
-  const JobOptions& d = Defaults();
-  return o.key.empty() && o.parent.empty() && o.retry.max_attempts == d.retry.max_attempts &&
-         o.retry.base == d.retry.base && o.retry.backoff == d.retry.backoff &&
-         o.retry.cap == d.retry.cap && o.retry.jitter == d.retry.jitter && o.timeout == d.timeout &&
-         o.slow_after == d.slow_after && o.overlap == d.overlap && o.misfire == d.misfire &&
-         o.max_catch_up == d.max_catch_up && o.auto_pause_after == d.auto_pause_after;
 }
 
 // Whether a job needs its cold record from the start.
@@ -252,6 +254,49 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
     FirstSchedule(slot, plan, now);
     if (j.state == JobState::kDead) rejected = std::move(j.task);  // no instant to fire at
   }
+  const JobId id(slot, j.gen);
+  if (events_) Emit(MakeEvent(EventType::kScheduled, slot, now));
+  l.unlock();
+  return id;
+}
+
+// The common submission, kept short on purpose (like CancelPlain): a one-shot
+// job with default options, at `at` or after `*delay`. It is what Submit does
+// for one, without the plan, keys, parents and cold record; and At reads no
+// clock unless an observer wants the event's instant.
+Result<JobId> SchedulerImpl::SubmitOnce(Instant at, const Duration* delay, Task& task) {
+  if (!task) return Status::InvalidArgument("task: empty callable");
+  Lock l = Acquire();
+  if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
+  Instant now{};
+  if (delay != nullptr || events_) now = clock_->Now();
+  if (delay != nullptr) {
+    const std::optional<Instant> after = AddDuration(now, *delay);
+    if (!after) return Status::InvalidArgument("delay: now + delay overflows the time range");
+    at = *after;
+  }
+  if (options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) [[unlikely]] {
+    return Status::Unavailable("scheduler is full: max_jobs = " +
+                               std::to_string(options_.max_jobs));
+  }
+  if (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots) [[unlikely]] {
+    return Status::Unavailable("scheduler is full: 2^32-1 jobs");
+  }
+  const uint32_t slot = jobs_.Allocate();
+  Job& j = jobs_[slot];
+  j.gen = j.gen + 1 == 0 ? 1 : j.gen + 1;
+  j.free = false;
+  j.kind = JobKind::kOnce;
+  j.state = JobState::kWaiting;  // a free record counts in no state: no SetState
+  ++by_state_[static_cast<size_t>(JobState::kWaiting)];
+  assert(!j.has_cold && !j.run_active && !j.run_held);
+  j.waits_parent = false;
+  j.task = std::move(task);
+  // A new job's slot is out of the wheel: a record is forgotten only after
+  // its cancel batch took it out.
+  const int64_t ns = ToUnixNanos(at);
+  wheel_.Insert(slot, ns);
+  WakeBy(ns);
   const JobId id(slot, j.gen);
   if (events_) Emit(MakeEvent(EventType::kScheduled, slot, now));
   l.unlock();
@@ -472,27 +517,34 @@ Result<Task> SchedulerImpl::BindHandler(std::string_view type, std::string paylo
 // ---------------------------------------------------------------- live changes
 
 Status SchedulerImpl::Cancel(JobRef ref) {
-  Task released;
-  std::vector<Task> released_children;
-  {
-    Lock l = Acquire();
-    if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
-    if (ref.is_id() && CancelPlain(ref.id(), released)) return Status();
-    Result<uint32_t> s = Resolve(ref);
-    if (!s.ok()) return s.status();
-    const uint32_t slot = *s;
-    Job& j = jobs_[slot];
-    if (IsTerminal(j.state)) {
-      return Status::InvalidState("cancel: job " + IdText(slot) + " is already " +
-                                  std::string(JobStateName(j.state)));
-    }
-    // Without an observer the instant only starts the retention (minutes),
-    // for which a tick's error does not matter: the cheap clock read will do.
-    const Instant now = events_ ? clock_->Now() : clock_->NowCoarse();
-    Terminate(slot, JobState::kCancelled, "cancelled", now, released);
-    EndChildren(slot, JobState::kCancelled, now, released_children);
+  Task released;  // destroys the callback's captures after unlocking
+  Lock l = Acquire();
+  if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
+  if (ref.is_id() && CancelPlain(ref.id(), released)) {
+    l.unlock();
+    return Status();
   }
-  return Status();  // `released` destroys the callback's captures here, unlocked
+  return CancelJob(ref, l, released);
+}
+
+// Any cancel but the plain one (CancelPlain).
+Status SchedulerImpl::CancelJob(JobRef ref, Lock& l, Task& released) {
+  std::vector<Task> released_children;
+  Result<uint32_t> s = Resolve(ref);
+  if (!s.ok()) return s.status();
+  const uint32_t slot = *s;
+  Job& j = jobs_[slot];
+  if (IsTerminal(j.state)) {
+    return Status::InvalidState("cancel: job " + IdText(slot) + " is already " +
+                                std::string(JobStateName(j.state)));
+  }
+  // Without an observer the instant only starts the retention (minutes),
+  // for which a tick's error does not matter: the cheap clock read will do.
+  const Instant now = events_ ? clock_->Now() : clock_->NowCoarse();
+  Terminate(slot, JobState::kCancelled, "cancelled", now, released);
+  EndChildren(slot, JobState::kCancelled, now, released_children);
+  l.unlock();
+  return Status();  // the tasks released die here, unlocked
 }
 
 // The common cancel, kept short on purpose: a caller cancelling jobs at

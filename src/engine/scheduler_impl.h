@@ -108,6 +108,7 @@ class SchedulerImpl final : public Scheduler {
 
   // ---- submission
   Result<JobId> Submit(Plan& plan, Task& task, const JobOptions& options);
+  Result<JobId> SubmitOnce(Instant at, const Duration* delay, Task& task);
   Status ValidateOptions(const JobOptions& o) const;
   Result<uint32_t> ParentOf(const JobOptions& options) const;
   Result<std::optional<JobId>> ClaimKey(const JobOptions& options);
@@ -201,6 +202,7 @@ class SchedulerImpl final : public Scheduler {
     j.state = state;
   }
   bool CancelPlain(JobId id, Task& released);
+  Status CancelJob(JobRef ref, Lock& l, Task& released);
   // Takes the batch of plain cancels out of the wheel and into retired_.
   void FinishCancels();
   // Puts a job that has just become terminal into retired_ (forgotten after
