@@ -136,7 +136,7 @@ class SlotList {
 
 template <typename Keep, typename Prefetch>
 void SlotList::Filter(Keep keep, Prefetch prefetch, ChunkPool& pool) {
-  constexpr uint32_t kAhead = 8;
+  constexpr uint32_t kAhead = 16;
   Drain(Take(), pool, [&](const SlotChunk& chunk) {
     const uint32_t count = chunk.count;
     for (uint32_t i = 0; i < count && i < kAhead; ++i) prefetch(chunk.entries[i]);

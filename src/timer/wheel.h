@@ -36,17 +36,15 @@
 //     no longer is in the wheel with the entry's tag and a deadline in its
 //     tick. The tag tells a re-insert's entry from the old ones in the same
 //     tick; should 16,384 re-inserts wrap it while an old entry waits in that
-//     tick, the NearQueue load and the sweep still admit the id once (the
-//     state changes on admission), at its live deadline, but in the old
-//     entry's place among equal deadlines. When garbage outnumbers the live
-//     wheel entries, a sweep pass filters every list (slots, the loading
-//     list, the staged lists), one non-empty list per Remove, so no call
-//     waits for the whole wheel: a pass over a million entries, all in one
-//     call, held the engine lock for 18-40 ms on the test VM. A duplicate
-//     has its id and deadline, so it sits in the same list as the entry it
-//     copies (but for a slot being staged, until the hand-over), and each
-//     list's filter keeps an id once. Amortised O(1) per Remove; the most a
-//     call does is filter the largest list. Slots holding only garbage may
+//     tick, the NearQueue load still admits the id once (the state changes
+//     on admission), at its live deadline, but in the old entry's place among
+//     equal deadlines. When garbage outnumbers the live wheel entries, a
+//     sweep pass filters every list (slots, the loading list, the staged
+//     lists) by the ids' states alone, one non-empty list per Remove, so no
+//     call waits for the whole wheel: a pass over a million entries, all in
+//     one call, held the engine lock for 18-40 ms on the test VM. Amortised
+//     O(1) per Remove; the most a call does is filter the largest list.
+//     Slots holding only garbage may
 //     stay marked occupied until processed, so NextDeadline() can be early
 //     -- still a lower bound.
 //   * Same-deadline FIFO: every slot list is in insertion order (an entry is
@@ -188,13 +186,11 @@ class BasicTimerWheel {
 
  private:
   // An id's state: where it is (the low two bits) and the tag of its latest
-  // insert (the other 14). kKept marks, during one list's filter, the ids it
-  // has kept, so that it drops their duplicates; it counts as in the wheel.
+  // insert (the other 14).
   using NodeState = uint16_t;
   static constexpr NodeState kAbsent = 0;
   static constexpr NodeState kNear = 1;
   static constexpr NodeState kWheel = 2;
-  static constexpr NodeState kKept = 3;
   static constexpr NodeState kStateMask = 3;
   static constexpr int kTagShift = 2;
   // A slot entry keeps the tick's low kTickBits and the tag above them.
@@ -203,7 +199,6 @@ class BasicTimerWheel {
 
   static NodeState State(NodeState s) { return s & kStateMask; }
   static uint16_t Tag(NodeState s) { return s >> kTagShift; }
-  static bool InWheel(NodeState s) { return State(s) >= kWheel; }
   static void SetState(NodeState& s, NodeState state) {
     s = static_cast<NodeState>((s & ~kStateMask) | state);
   }
@@ -243,7 +238,7 @@ class BasicTimerWheel {
   void MaybeSweep();
   // Filters the next non-empty list of the pass (starting one if none is on).
   void SweepStep();
-  // Keeps the live entries of sweep list i, each id once.
+  // Keeps the live entries of sweep list i.
   void FilterList(int i);
   // The lists a sweep pass filters, in order: slots_ (kSlots), loading_,
   // staged_ (kSlots).

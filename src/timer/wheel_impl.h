@@ -88,12 +88,11 @@ void BasicTimerWheel<D>::SweepStep() {
   }
 }
 
-// An entry is kept if its id is in the wheel with the entry's tag and not
-// kept already; keeping it marks the id kKept, so a duplicate met later in
-// the list is dropped. The marks are cleared afterwards. The state alone
-// decides, so a sweep reads no deadline: only an entry of 16,384 inserts ago
-// (the tag wrapped) can pass for live, and it is still checked against the
-// deadline when admitted (AdmitNear), or when its level reads it.
+// An entry is kept if its id is in the wheel with the entry's tag: the state
+// alone decides, so a sweep reads no deadline. Only an entry of 16,384 inserts
+// ago (the tag wrapped) can pass for live; it is checked against the
+// deadline when admitted (AdmitNear), or when its level reads it, and an id
+// is admitted once.
 template <class D>
 void BasicTimerWheel<D>::FilterList(int i) {
   SlotList& list = SweepList(i);
@@ -104,21 +103,16 @@ void BasicTimerWheel<D>::FilterList(int i) {
   const uint64_t ref = i > kSlots ? staged_window_ : elapsed_;
   const int level = where / kSlotsPerLevel;
   const int slot = where % kSlotsPerLevel;
+  const bool reads_tick = level * kSlotBits > kTickBits;
   const size_t before = list.size();
   auto keep = [&](const SlotEntry& entry) {
-    NodeState& s = states_[entry.id];
+    const NodeState s = states_[entry.id];
     if (State(s) != kWheel || Tag(s) != TagOf(entry)) return false;
-    if (level * kSlotBits > kTickBits && EntryTick(entry, ref, level, slot) == kNoTick)
-      return false;
-    SetState(s, kKept);
-    return true;
+    return !reads_tick || EntryTick(entry, ref, level, slot) != kNoTick;
   };
+  // The states of a list's ids are spread over the array: keep loads in flight.
   auto prefetch = [this](const SlotEntry& entry) { PrefetchForWrite(&states_[entry.id]); };
   list.Filter(keep, prefetch, pool_);
-  for (const SlotChunk* chunk = list.empty() ? nullptr : list.front(); chunk != nullptr;
-       chunk = chunk->next) {
-    for (uint32_t k = 0; k < chunk->count; ++k) SetState(states_[chunk->entries[k].id], kWheel);
-  }
   wheel_entries_ -= before - list.size();
 }
 
@@ -187,7 +181,7 @@ uint64_t BasicTimerWheel<D>::EntryTick(const SlotEntry& entry, uint64_t ref, int
     return SlotStart(ref, level, slot) | (entry.tick_lo & ((uint64_t{1} << low_bits) - 1));
   }
   const NodeState s = states_[entry.id];
-  if (!InWheel(s) || Tag(s) != TagOf(entry)) return kNoTick;
+  if (State(s) != kWheel || Tag(s) != TagOf(entry)) return kNoTick;
   const uint64_t tick = TickOf(deadlines_[entry.id]);
   if ((static_cast<uint32_t>(tick) & kTickMask) != (entry.tick_lo & kTickMask) ||
       SlotFor(tick, level) != slot) {
