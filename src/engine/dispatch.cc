@@ -198,7 +198,8 @@ uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
   const uint32_t idx = runs_.Allocate();
   Run& r = runs_[idx];
   r.index = idx;
-  r.task = &j.task;
+  r.task = &TaskOf(j);
+  r.rearm_at.reset();
   r.fast = !j.has_cold && !events_;
   r.phase.store(kQueued, std::memory_order_relaxed);
   r.job = slot;
@@ -494,8 +495,8 @@ bool SchedulerImpl::CompletePlain(Run& r, Instant now, Task& released) {
   const uint32_t slot = r.job;
   Job& j = jobs_[slot];
   if (j.has_cold || j.kind != JobKind::kOnce || j.state != JobState::kRunning ||
-      PlainRun(j) != r.index || !j.run_held || j.waits_parent || wheel_.Contains(slot) ||
-      run_wheel_.Contains(r.index)) {
+      PlainRun(j) != r.index || !j.run_held || j.waits_parent || j.has_children || r.rearm_at ||
+      wheel_.Contains(slot) || run_wheel_.Contains(r.index)) {
     return false;
   }
   r.resolved = true;
@@ -553,7 +554,7 @@ bool SchedulerImpl::Start(uint32_t run, Task*& task, std::optional<RunContext>& 
     if (c->timeout.count() > 0) r.timeout_at = AddDuration(now, c->timeout).value_or(kInstantMax);
     if (r.slow_at != kInstantMax || r.timeout_at != kInstantMax) ArmRunTimer(run);
   }
-  task = &j.task;
+  task = &TaskOf(j);
   ctx.emplace(JobId(r.job, r.gen), key, r.attempt, r.scheduled, StopToken(&r.stop));
   if (events_) {
     Event e = MakeEvent(EventType::kStarted, r.job, now);
@@ -577,7 +578,7 @@ void SchedulerImpl::ReleaseRun(uint32_t run, Task& released) {
   Job& j = jobs_[r.job];
   run_wheel_.Remove(run);
   AddHeld(j, -1);
-  if (Held(j) == 0 && IsTerminal(j.state) && j.task) released = std::move(j.task);
+  if (Held(j) == 0 && IsTerminal(j.state) && TaskOf(j)) released = std::move(TaskOf(j));
   r.job = kNoIndex;
   runs_.Release(run);
 }
@@ -600,6 +601,9 @@ void SchedulerImpl::Resolve(uint32_t run, const Status& status, Instant now) {
   run_wheel_.Remove(run);
   Job& j = jobs_[r.job];
   ForgetRun(j, run);
+  // A SetDelay while it ran (Run::rearm_at): the callback has returned, so
+  // the job may take its cold record now.
+  if (r.rearm_at) Cold(j).rearm_at = *r.rearm_at;
   if (IsTerminal(j.state)) return;
   if (status.ok()) {
     ++stats_.succeeded;
@@ -785,7 +789,7 @@ void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason,
     Cold(j).reason = std::move(reason);  // a plain cancel needs no record of why
   }
   Retire(slot, now);
-  if (Held(j) == 0) released = std::move(j.task);
+  if (Held(j) == 0) released = std::move(TaskOf(j));
   if (state == JobState::kCancelled) ++stats_.cancelled;
   if (events_ && state != JobState::kDead) {
     Emit(MakeEvent(state == JobState::kCancelled ? EventType::kCancelled : EventType::kCompleted,
@@ -813,11 +817,18 @@ void SchedulerImpl::Remember(const Retired& r) {
   }
 }
 
+std::vector<JobId> SchedulerImpl::TakeChildren(uint32_t slot) {
+  Job& parent = jobs_[slot];
+  if (!parent.has_children) return {};
+  parent.has_children = false;
+  auto it = children_.find(slot);
+  std::vector<JobId> children = std::move(it->second);
+  children_.erase(it);
+  return children;
+}
+
 void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
-  JobCold* pc = ColdOf(jobs_[slot]);
-  if (pc == nullptr || pc->children.empty()) return;
-  const std::vector<JobId> children = std::move(pc->children);
-  pc->children.clear();
+  const std::vector<JobId> children = TakeChildren(slot);
   for (JobId id : children) {
     Result<uint32_t> s = Resolve(JobRef(id));
     if (!s.ok() || !jobs_[*s].waits_parent) continue;
@@ -841,10 +852,8 @@ void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
 
 void SchedulerImpl::EndChildren(uint32_t slot, JobState parent_state, Instant now,
                                 std::vector<Task>& released) {
-  JobCold* pc = ColdOf(jobs_[slot]);
-  if (pc == nullptr || pc->children.empty()) return;
-  const std::vector<JobId> children = std::move(pc->children);
-  pc->children.clear();
+  const std::vector<JobId> children = TakeChildren(slot);
+  if (children.empty()) return;
   const std::string why =
       "parent " + IdText(slot) + (parent_state == JobState::kDead ? " is dead" : " was cancelled");
   for (JobId id : children) {

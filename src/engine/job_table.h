@@ -26,9 +26,10 @@ inline constexpr uint32_t kNoIndex = UINT32_MAX;
 
 // Everything a job needs beyond the basics. Allocated only for jobs that have
 // a key, options, a period, children, or that failed: a plain one-shot job
-// with default options has none, which keeps a pending job small. Kept in a
-// map by the job's record (SchedulerImpl::colds_), not in the record.
+// with default options has none, which keeps a pending job small. It holds
+// the job's callable, in the place of which the record points to it.
 struct JobCold {
+  Task task;
   std::string key;
   RetryPolicy retry;
   Duration timeout{0};
@@ -63,7 +64,6 @@ struct JobCold {
   JobId parent;                       // valid while waiting for the parent
   std::optional<Instant> release_at;  // child: run at this instant, or
   Duration release_delay{0};          //   this long after the parent's success
-  std::vector<JobId> children;
   std::vector<uint32_t> runs_active;  // run indices (overlap modes)
   uint32_t active = 0;                // runs dispatched and not yet resolved
   uint32_t held = 0;                  // runs dispatched whose callback has not returned
@@ -75,22 +75,40 @@ struct Job {
   // the run's index (SchedulerImpl::PlainRun). The two never overlap: such a
   // job is out of the wheel while it runs.
   int64_t word = 0;
-  Task task;
+  // Without a cold record, the job's callable; with one, the record, which
+  // holds the callable (SchedulerImpl::TaskOf). A job gets its cold record
+  // only while no run is under way, so the callable never moves under one.
+  union {
+    Task task;
+    JobCold* cold;
+  };
   uint32_t gen = 0;
   JobState state = JobState::kWaiting;
   JobKind kind = JobKind::kOnce;
   bool free = true;
   bool waits_parent : 1 = false;
-  bool has_cold : 1 = false;  // its JobCold is in SchedulerImpl::colds_
+  bool has_cold : 1 = false;
   // Without a cold record a job has at most one run, and these say where it
   // is: dispatched and not yet resolved, and its callback not yet returned.
   // A cold record keeps the counts instead (JobCold::active, held).
   bool run_active : 1 = false;
   bool run_held : 1 = false;
+  bool has_children : 1 = false;  // SchedulerImpl::children_ lists some
+
+  Job() : task() {}
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+  ~Job() {
+    if (has_cold) {
+      delete cold;
+    } else {
+      task.~Task();
+    }
+  }
 };
 // A pending plain job costs this plus the wheel's 10 B
-// (rss_bytes_per_pending): the cold record, the run and their counts live
-// elsewhere, so that a job and its timer take 40 bytes.
+// (rss_bytes_per_pending): the cold record, the run and their counts share
+// the place of other fields, so that a job and its timer take 40 bytes.
 static_assert(sizeof(Job) == 40);
 
 // A run's phase, decided by compare-and-swap: a worker takes kQueued ->
@@ -110,6 +128,10 @@ struct Run {
   std::atomic<uint8_t> phase{kQueued};
   bool resolved = false;  // outcome decided (returned, timed out, replaced, cancelled)
   bool slow_done = false;
+  // SetDelay on a running job without a cold record: run again at this
+  // instant after this run. It goes to the cold record when the run is
+  // resolved, when the callable may move.
+  std::optional<Instant> rearm_at;
   Instant started_at{};
   Instant timeout_at = kInstantMax;
   Instant slow_at = kInstantMax;

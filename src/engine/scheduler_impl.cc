@@ -234,6 +234,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   assert(!j.has_cold && !j.run_active && !j.run_held);
   j.waits_parent = false;
   j.task = std::move(task);
+  assert(!j.has_children);
   if (defaults ? plan.kind != JobKind::kOnce : NeedsCold(options, plan.kind)) {
     JobCold& c = Cold(j);
     c.key = options.key;
@@ -252,7 +253,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
     WaitForParent(slot, parent, plan);
   } else {
     FirstSchedule(slot, plan, now);
-    if (j.state == JobState::kDead) rejected = std::move(j.task);  // no instant to fire at
+    if (j.state == JobState::kDead) rejected = std::move(TaskOf(j));  // no instant to fire at
   }
   const JobId id(slot, j.gen);
   if (events_) Emit(MakeEvent(EventType::kScheduled, slot, now));
@@ -335,7 +336,10 @@ void SchedulerImpl::WaitForParent(uint32_t slot, uint32_t parent, const Plan& pl
     c.release_at = plan.at;
   }
   j.waits_parent = true;
-  Cold(jobs_[parent]).children.emplace_back(slot, j.gen);
+  // Not in the parent's cold record: the parent may be running, and its
+  // callable must not move.
+  jobs_[parent].has_children = true;
+  children_[parent].emplace_back(slot, j.gen);
 }
 
 // The parent's slot, or why it cannot be one. REQUIRES mu_, and a parent in
@@ -705,8 +709,10 @@ Status SchedulerImpl::SetDelay(JobRef ref, Duration delay) {
         Arm(slot, *at);
         break;
       case JobState::kRunning:
-        if (j.kind == JobKind::kOnce) {
-          Cold(j).rearm_at = *at;  // the next run, after this one
+        if (j.kind == JobKind::kOnce && !j.has_cold) {
+          runs_[PlainRun(j)].rearm_at = *at;  // the next run, after this one
+        } else if (j.kind == JobKind::kOnce) {
+          Cold(j).rearm_at = *at;
         } else {
           Cold(j).next_tick = *at;
           if (!Cold(j).pause_after_run) Arm(slot, *at);
@@ -839,22 +845,25 @@ uint32_t SchedulerImpl::FindKey(std::string_view key) const {
 }
 
 JobCold& SchedulerImpl::Cold(Job& j) {
-  if (j.has_cold) return *ColdOf(j);
-  std::unique_ptr<JobCold>& c = colds_[&j];
-  c = std::make_unique<JobCold>();
-  j.has_cold = true;
-  // The run and its counts move into the cold record.
-  if (j.run_active) c->runs_active.push_back(PlainRun(j));
-  c->active = j.run_active ? 1 : 0;
+  if (j.has_cold) return *j.cold;
+  // A run under way calls the callable where it is. A held run (resolved,
+  // its callback returned or about to be released) no longer does.
+  assert(!j.run_active);
+  auto* c = new JobCold;
+  c->task = std::move(j.task);
   c->held = j.run_held ? 1 : 0;
-  j.run_active = false;
   j.run_held = false;
+  j.task.~Task();
+  j.cold = c;
+  j.has_cold = true;
   return *c;
 }
 
 void SchedulerImpl::DropCold(Job& j) {
   if (!j.has_cold) return;
-  colds_.erase(&j);
+  Task task = std::move(j.cold->task);
+  delete j.cold;
+  new (&j.task) Task(std::move(task));
   j.has_cold = false;
 }
 

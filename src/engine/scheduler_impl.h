@@ -131,10 +131,10 @@ class SchedulerImpl final : public Scheduler {
   // ---- lookups (REQUIRES mu_)
   Result<uint32_t> Resolve(const JobRef& ref) const;
   // A job's cold record: null for one without (ColdOf), made if need be
-  // (Cold; the counts and the run of a job without one move into it).
-  JobCold* ColdOf(const Job& j) const {
-    return j.has_cold ? colds_.find(&j)->second.get() : nullptr;
-  }
+  // (Cold; the callable and the counts of a job without one move into it, so
+  // no run may be under way); and the callable, wherever it is.
+  static JobCold* ColdOf(const Job& j) { return j.has_cold ? j.cold : nullptr; }
+  static Task& TaskOf(Job& j) { return j.has_cold ? j.cold->task : j.task; }
   JobCold& Cold(Job& j);
   void DropCold(Job& j);
   // A job's runs dispatched and not yet resolved (Active), and those whose
@@ -209,6 +209,8 @@ class SchedulerImpl final : public Scheduler {
   // the retention, or at once beyond max_retained).
   void Retire(uint32_t slot, Instant now) { Remember({slot, jobs_[slot].gen, now}); }
   void Terminate(uint32_t slot, JobState state, std::string reason, Instant now, Task& released);
+  // The children waiting for the job, taken out of children_.
+  std::vector<JobId> TakeChildren(uint32_t slot);
   void ReleaseChildren(uint32_t slot, Instant now);
   void EndChildren(uint32_t slot, JobState parent_state, Instant now, std::vector<Task>& released);
   void StopActiveRuns(Job& j);
@@ -255,9 +257,8 @@ class SchedulerImpl final : public Scheduler {
   Slab<Run, 8> runs_;
   BasicTimerWheel<JobDeadlines> wheel_;  // job slot -> next deadline
   TimerWheel run_wheel_;                 // run -> its timeout or slow threshold
-  // The cold records, by the address of their job's record (records never
-  // move). A map, not a pointer in every record: most pending jobs have none.
-  absl::flat_hash_map<const Job*, std::unique_ptr<JobCold>> colds_;
+  // The children waiting for a parent (Job::has_children), by its slot.
+  absl::flat_hash_map<uint32_t, std::vector<JobId>> children_;
   KeyMap keys_;
   std::unordered_map<std::string, Handler, std::hash<std::string>> handlers_;
   struct Retired {

@@ -173,6 +173,41 @@ TEST_F(DependencyTest, Engine_2_9_ChildRunsOnlyAfterTheParentSucceeds) {
   EXPECT_EQ(scheduled.back().message, "parent 'report-A' completed");
 }
 
+// A parent without options may be running when its child is submitted: the
+// child waits for the parent's success all the same, and the parent's
+// callable is not moved under its run.
+TEST_F(DependencyTest, Engine_2_9_ChildOfARunningParentWaitsForIt) {
+  for (const bool observed : {true, false}) {
+    Start(2, [&](SchedulerOptions& o) {
+      if (!observed) o.observer = nullptr;
+    });
+    Gate started;
+    Gate release;
+    auto capture = std::make_shared<int>(9);
+    std::atomic<int> child_runs{0};
+    Result<JobId> a = s_->After(seconds(1), [&, capture] {
+      started.Open();
+      release.Wait();
+      EXPECT_EQ(*capture, 9);
+    });
+    clock_->Advance(seconds(1));
+    ASSERT_TRUE(started.Wait());
+    JobOptions o;
+    o.parent = a->ToString();
+    Result<JobId> b = s_->After(
+        seconds(2), [&] { ++child_runs; }, o);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    EXPECT_FALSE(InfoOf(*b).next_run.has_value());
+    release.Open();
+    Settle();
+    EXPECT_EQ(InfoOf(*a).state, JobState::kCompleted) << observed;
+    EXPECT_EQ(InfoOf(*b).next_run, kStart + seconds(3));
+    EXPECT_EQ(capture.use_count(), 1);
+    Advance(seconds(2));
+    EXPECT_EQ(child_runs.load(), 1);
+  }
+}
+
 TEST_F(DependencyTest, Engine_2_9_ChildIsCancelledWhenTheParentIsCancelled) {
   Result<JobId> a = s_->After(hours(1), [] {});
   JobOptions o;

@@ -155,6 +155,49 @@ TEST_F(StatesTest, Engine_2_3_CancelReleasesTheCallbackAtOnce) {
   EXPECT_EQ(capture.use_count(), 1);
 }
 
+// A one-shot job without options keeps no cold record; the rearm of a
+// SetDelay while it runs waits in its run until the callback returns, and its
+// callable (with its captures) stays put meanwhile. With and without an
+// observer, which takes runs off the workers' lock-free start.
+TEST_F(StatesTest, Engine_2_3_RunningPlainOneShotSetDelayRunsItAgain) {
+  for (const bool observed : {true, false}) {
+    Start(2, [&](SchedulerOptions& o) {
+      if (!observed) o.observer = nullptr;
+    });
+    Gate started;
+    Gate release;
+    auto capture = std::make_shared<int>(5);
+    std::atomic<int> runs{0};
+    std::vector<Instant> at(2);
+    Result<JobId> a = s_->After(seconds(1), [&, capture](const RunContext& ctx) {
+      const int n = runs.fetch_add(1);
+      at[static_cast<size_t>(n)] = ctx.scheduled_at();
+      if (n == 0) {
+        started.Open();
+        release.Wait();
+      }
+      EXPECT_EQ(*capture, 5);
+    });
+    ASSERT_TRUE(a.ok());
+    clock_->Advance(seconds(1));
+    ASSERT_TRUE(started.Wait());
+    EXPECT_EQ(InfoOf(*a).state, JobState::kRunning);
+    AX_ASSERT_OK(s_->SetDelay(*a, seconds(3)));
+    AX_ASSERT_OK(s_->SetDelay(*a, seconds(4)));  // the last one counts
+    release.Open();
+    Settle();
+    EXPECT_EQ(InfoOf(*a).state, JobState::kWaiting) << observed;
+    EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(5));
+    Advance(seconds(3));
+    EXPECT_EQ(runs.load(), 1);
+    Advance(seconds(1));
+    EXPECT_EQ(runs.load(), 2);
+    EXPECT_EQ(at[1], kStart + seconds(5));
+    EXPECT_EQ(InfoOf(*a).state, JobState::kCompleted);
+    EXPECT_EQ(capture.use_count(), 1);  // released with the completion
+  }
+}
+
 TEST_F(StatesTest, Engine_2_3_CancelOfARunningJobReleasesWhenTheRunEnds) {
   auto capture = std::make_shared<int>(7);
   Gate started, release;
