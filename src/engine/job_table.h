@@ -25,7 +25,7 @@ namespace ax::internal {
 inline constexpr uint32_t kNoIndex = UINT32_MAX;
 
 // Everything a job needs beyond the basics. Allocated only for jobs that have
-// a key, options, a period, children, or that failed: a plain one-shot job
+// a key, options, a period or a parent, or that failed: a plain one-shot job
 // with default options has none, which keeps a pending job small. It holds
 // the job's callable, in the place of which the record points to it.
 struct JobCold {
@@ -172,8 +172,8 @@ class Slab {
   uint32_t size_ = 0;
 };
 
-// Where the job wheel keeps its deadlines: in the job records themselves, so
-// that a job and its timer are one cache line's business.
+// Where the job wheel keeps its deadlines: in the job records themselves
+// (Job::word), which the wheel's callers have loaded anyway.
 class JobDeadlines {
  public:
   explicit JobDeadlines(Slab<Job>* jobs) : jobs_(jobs) {}
