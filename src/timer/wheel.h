@@ -44,9 +44,8 @@
 //     call waits for the whole wheel: a pass over a million entries, all in
 //     one call, held the engine lock for 18-40 ms on the test VM. Amortised
 //     O(1) per Remove; the most a call does is filter the largest list.
-//     Slots holding only garbage may
-//     stay marked occupied until processed, so NextDeadline() can be early
-//     -- still a lower bound.
+//     Slots holding only garbage may stay marked occupied until processed,
+//     so NextDeadline() can be early -- still a lower bound.
 //   * Same-deadline FIFO: every slot list is in insertion order (an entry is
 //     always appended, and the entries a cascade brings to a list were all
 //     inserted before any that list takes directly, since direct inserts
