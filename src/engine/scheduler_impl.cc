@@ -193,6 +193,34 @@ static bool NeedsCold(const JobOptions& o, JobKind kind) {
          o.overlap != Defaults().overlap || o.misfire != Defaults().misfire;
 }
 
+// A waiting record for a new job of `kind` that runs `task`; kNoIndex when a
+// job limit is reached (Full says which). REQUIRES mu_.
+inline uint32_t SchedulerImpl::NewJob(JobKind kind, Task& task) {
+  if ((options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) ||
+      (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots)) [[unlikely]] {
+    return kNoIndex;
+  }
+  const uint32_t slot = jobs_.Allocate();
+  Job& j = jobs_[slot];
+  j.gen = j.gen + 1 == 0 ? 1 : j.gen + 1;
+  j.free = false;
+  j.kind = kind;
+  j.state = JobState::kWaiting;  // a free record counts in no state: no SetState
+  ++by_state_[static_cast<size_t>(JobState::kWaiting)];
+  assert(!j.has_cold && !j.run_active && !j.run_held && !j.has_children);
+  j.waits_parent = false;
+  j.task = std::move(task);
+  return slot;
+}
+
+Status SchedulerImpl::Full() const {
+  if (options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) {
+    return Status::Unavailable("scheduler is full: max_jobs = " +
+                               std::to_string(options_.max_jobs));
+  }
+  return Status::Unavailable("scheduler is full: 2^32-1 jobs");
+}
+
 Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& options) {
   if (!task) return Status::InvalidArgument("task: empty callable");
   if (plan.kind == JobKind::kEvery && plan.period.count() <= 0) {
@@ -217,24 +245,9 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
     if (!existing.ok()) return existing.status();
     if (*existing) return **existing;
   }
-  if (options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) {
-    return Status::Unavailable("scheduler is full: max_jobs = " +
-                               std::to_string(options_.max_jobs));
-  }
-  if (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots) {
-    return Status::Unavailable("scheduler is full: 2^32-1 jobs");
-  }
-  const uint32_t slot = jobs_.Allocate();
+  const uint32_t slot = NewJob(plan.kind, task);
+  if (slot == kNoIndex) return Full();
   Job& j = jobs_[slot];
-  j.gen = j.gen + 1 == 0 ? 1 : j.gen + 1;
-  j.free = false;
-  j.kind = plan.kind;
-  j.state = JobState::kWaiting;  // a free record counts in no state: no SetState
-  ++by_state_[static_cast<size_t>(JobState::kWaiting)];
-  assert(!j.has_cold && !j.run_active && !j.run_held);
-  j.waits_parent = false;
-  j.task = std::move(task);
-  assert(!j.has_children);
   if (defaults ? plan.kind != JobKind::kOnce : NeedsCold(options, plan.kind)) {
     JobCold& c = Cold(j);
     c.key = options.key;
@@ -276,29 +289,14 @@ Result<JobId> SchedulerImpl::SubmitOnce(Instant at, const Duration* delay, Task&
     if (!after) return Status::InvalidArgument("delay: now + delay overflows the time range");
     at = *after;
   }
-  if (options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) [[unlikely]] {
-    return Status::Unavailable("scheduler is full: max_jobs = " +
-                               std::to_string(options_.max_jobs));
-  }
-  if (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots) [[unlikely]] {
-    return Status::Unavailable("scheduler is full: 2^32-1 jobs");
-  }
-  const uint32_t slot = jobs_.Allocate();
-  Job& j = jobs_[slot];
-  j.gen = j.gen + 1 == 0 ? 1 : j.gen + 1;
-  j.free = false;
-  j.kind = JobKind::kOnce;
-  j.state = JobState::kWaiting;  // a free record counts in no state: no SetState
-  ++by_state_[static_cast<size_t>(JobState::kWaiting)];
-  assert(!j.has_cold && !j.run_active && !j.run_held);
-  j.waits_parent = false;
-  j.task = std::move(task);
+  const uint32_t slot = NewJob(JobKind::kOnce, task);
+  if (slot == kNoIndex) return Full();
   // A new job's slot is out of the wheel: a record is forgotten only after
   // its cancel batch took it out.
   const int64_t ns = ToUnixNanos(at);
   wheel_.Insert(slot, ns);
   WakeBy(ns);
-  const JobId id(slot, j.gen);
+  const JobId id(slot, jobs_[slot].gen);
   if (events_) Emit(MakeEvent(EventType::kScheduled, slot, now));
   l.unlock();
   return id;

@@ -109,6 +109,8 @@ class SchedulerImpl final : public Scheduler {
   // ---- submission
   Result<JobId> Submit(Plan& plan, Task& task, const JobOptions& options);
   Result<JobId> SubmitOnce(Instant at, const Duration* delay, Task& task);
+  uint32_t NewJob(JobKind kind, Task& task);
+  Status Full() const;
   Status ValidateOptions(const JobOptions& o) const;
   Result<uint32_t> ParentOf(const JobOptions& options) const;
   Result<std::optional<JobId>> ClaimKey(const JobOptions& options);
