@@ -555,7 +555,8 @@ Status SchedulerImpl::CancelJob(JobRef ref, Lock& l, Task& released) {
 // one is served. So it only marks the record and releases the task; the
 // wheel entries and the retirement of kCancelBatch cancels are done together
 // (FinishCancels), their misses overlapping. Anything but a plain waiting
-// job -- a cold record, an observer, a run -- goes through Terminate.
+// job -- a cold record, an observer, a run, children -- goes through
+// Terminate (which ends the children too).
 bool SchedulerImpl::CancelPlain(JobId id, Task& released) {
   const uint32_t slot = id.slot();
   if (events_ || slot >= jobs_.size()) return false;
@@ -564,7 +565,7 @@ bool SchedulerImpl::CancelPlain(JobId id, Task& released) {
   wheel_.Prefetch(slot);
   Job& j = jobs_[slot];
   if (j.free || j.gen != id.generation() || j.has_cold || j.state != JobState::kWaiting ||
-      j.run_active || j.run_held || j.waits_parent) {
+      j.run_active || j.run_held || j.waits_parent || j.has_children) {
     return false;
   }
   SetState(j, JobState::kCancelled);

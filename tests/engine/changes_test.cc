@@ -208,26 +208,43 @@ TEST_F(DependencyTest, Engine_2_9_ChildOfARunningParentWaitsForIt) {
   }
 }
 
+// Without an observer a parent with no options takes the short paths of a
+// plain job (CancelPlain, CompletePlain): its children still follow it. A
+// plain cancel once left the child waiting for ever.
 TEST_F(DependencyTest, Engine_2_9_ChildIsCancelledWhenTheParentIsCancelled) {
-  Result<JobId> a = s_->After(hours(1), [] {});
-  JobOptions o;
-  o.parent = a->ToString();
-  Result<JobId> b = s_->After(
-      seconds(1), [] {}, o);
-  AX_ASSERT_OK(s_->Cancel(*a));
-  EXPECT_EQ(InfoOf(*b).state, JobState::kCancelled);
-  EXPECT_THAT(InfoOf(*b).reason, HasSubstr("cancelled"));
+  for (const bool observed : {true, false}) {
+    Start(2, [&](SchedulerOptions& o) {
+      if (!observed) o.observer = nullptr;
+    });
+    auto capture = std::make_shared<int>(3);
+    Result<JobId> a = s_->After(hours(1), [] {});
+    JobOptions o;
+    o.parent = a->ToString();
+    Result<JobId> b = s_->After(
+        seconds(1), [capture] {}, o);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    AX_ASSERT_OK(s_->Cancel(*a));
+    EXPECT_EQ(InfoOf(*b).state, JobState::kCancelled) << observed;
+    EXPECT_THAT(InfoOf(*b).reason, HasSubstr("cancelled"));
+    EXPECT_EQ(capture.use_count(), 1) << observed;
+    EXPECT_EQ(s_->GetStats().pending, 0u) << observed;
+  }
 }
 
 TEST_F(DependencyTest, Engine_2_9_ChildDiesWhenTheParentDies) {
-  Result<JobId> a = s_->After(seconds(1), [] { return Status::Internal("nope"); });
-  JobOptions o;
-  o.parent = a->ToString();
-  Result<JobId> b = s_->After(
-      seconds(1), [] {}, o);
-  Advance(seconds(1));
-  EXPECT_EQ(InfoOf(*b).state, JobState::kDead);
-  EXPECT_THAT(InfoOf(*b).reason, HasSubstr("is dead"));
+  for (const bool observed : {true, false}) {
+    Start(2, [&](SchedulerOptions& o) {
+      if (!observed) o.observer = nullptr;
+    });
+    Result<JobId> a = s_->After(seconds(1), [] { return Status::Internal("nope"); });
+    JobOptions o;
+    o.parent = a->ToString();
+    Result<JobId> b = s_->After(
+        seconds(1), [] {}, o);
+    Advance(seconds(1));
+    EXPECT_EQ(InfoOf(*b).state, JobState::kDead) << observed;
+    EXPECT_THAT(InfoOf(*b).reason, HasSubstr("is dead"));
+  }
 }
 
 TEST_F(DependencyTest, Engine_2_9_ChainsABC) {
