@@ -28,45 +28,56 @@ inline constexpr uint32_t kNoIndex = UINT32_MAX;
 // a key, options, a period or a parent, or that failed: a plain one-shot job
 // with default options has none, which keeps a pending job small. It holds
 // the job's callable, in the place of which the record points to it.
-struct JobCold {
-  Task task;
-  std::string key;
-  RetryPolicy retry;
+//
+// The fields are grouped by the paths that read them, and the record starts
+// on a cache line: a change (SetDelay, SetPeriod) touches its first line
+// alone, and the scheduler thread's firing of a periodic job the first and
+// the third, where in declaration order they were spread over 408 bytes
+// (firing read six lines). W4: 23.9 -> 22.9 % of a core exact and 6.8 ->
+// 5.7 % with 1 ms of slack, change latency unchanged within the noise
+// (medians of 8 alternating runs).
+struct alignas(64) JobCold {
+  // Firing, changes, resolution.
+  Duration period{0};   // kEvery
+  Instant next_tick{};  // periodic: the schedule's next tick
+  Instant retry_at{};
   Duration timeout{0};
-  Duration slow_after{0};
+  uint64_t runs = 0;
+  int attempt = 1;             // attempt of the next or current run
+  uint32_t active = 0;         // runs dispatched and not yet resolved
+  uint32_t held = 0;           // runs dispatched whose callback has not returned
+  int catch_up = 0;            // Misfire::kAll runs still owed
+  bool retry_pending = false;  // periodic: the wheel holds a retry
+  bool buffered = false;       // buffer_one: a tick waits for the run
+  bool pause_after_run = false;
   Overlap overlap = Overlap::kSkip;
   Misfire misfire = Misfire::kSkip;
-  int max_catch_up = 100;
-  int auto_pause_after = 10;
 
-  Duration period{0};                // kEvery
-  std::optional<CronSchedule> cron;  // kCron
-  Instant next_tick{};               // periodic: the schedule's next tick
-  Instant one_shot_at{};             // one-shot: deadline kept while paused
+  // Starting a run.
+  Task task;
+  std::string key;
+  Duration slow_after{0};
 
-  int attempt = 1;  // attempt of the next or current run
-  uint64_t runs = 0;
+  // Runs under way and the outcomes of runs.
+  std::vector<uint32_t> runs_active;  // run indices (overlap modes)
   uint64_t failures = 0;
   uint64_t skips = 0;
   int consecutive_failures = 0;
+  int auto_pause_after = 10;
+  Instant buffered_at{};
+
+  RetryPolicy retry;
+  std::optional<CronSchedule> cron;  // kCron
+  Instant one_shot_at{};             // one-shot: deadline kept while paused
+  int max_catch_up = 100;
   std::string last_error;
   std::string reason;
-
-  bool retry_pending = false;  // periodic: the wheel holds a retry
-  Instant retry_at{};
-  bool buffered = false;  // buffer_one: a tick waits for the run
-  Instant buffered_at{};
-  bool pause_after_run = false;
-  int catch_up = 0;                      // Misfire::kAll runs still owed
   std::optional<Instant> rearm_at;       // SetDelay on a running one-shot
   std::optional<Duration> resume_delay;  // SetDelay while paused
 
   JobId parent;                       // valid while waiting for the parent
   std::optional<Instant> release_at;  // child: run at this instant, or
   Duration release_delay{0};          //   this long after the parent's success
-  std::vector<uint32_t> runs_active;  // run indices (overlap modes)
-  uint32_t active = 0;                // runs dispatched and not yet resolved
-  uint32_t held = 0;                  // runs dispatched whose callback has not returned
 };
 
 struct Job {
