@@ -897,9 +897,22 @@ bool SchedulerImpl::WaitFor(Duration timeout, bool runs_too) {
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
   Lock l = Acquire();
+  int64_t nudged = INT64_MIN;  // armed_ when the scheduler thread was last asked to look again
   const bool idle = idle_cv_.wait_until(l, until, [&] {
     const int64_t now = ToUnixNanos(clock_->Now());
-    return (!runs_too || held_total_.load() == 0) && armed_ != INT64_MIN && NextWake(true) > now;
+    if ((runs_too && held_total_.load() != 0) || armed_ == INT64_MIN) return false;
+    if (NextWake(true) > now) return true;
+    // The wheel's next instant is a lower bound (timer/wheel.h): an entry
+    // filed after the thread's last pass into a slot within the load-ahead
+    // makes it that slot's first tick less the load-ahead, which may have
+    // passed, while the thread sleeps until the entry's own deadline. Idle
+    // all the same, but only a pass tells: ask for one (once per instant the
+    // thread is armed for, so a pass that changes nothing is not asked again).
+    if (armed_ > now && armed_ != nudged && held_total_.load() == 0) {
+      nudged = armed_;
+      interrupt_.Signal();
+    }
+    return false;
   });
   l.unlock();
   if (!idle) return false;

@@ -121,6 +121,31 @@ TEST_F(FiringTest, Engine_2_4_TimerSlackSharesOneWakeUpAndNeverRunsEarly) {
   EXPECT_EQ(ran.load(), 0b1111);
 }
 
+// WaitIdle once returned false after its whole timeout here: a job filed
+// into a wheel slot that starts within the load-ahead (100 ms) after the
+// scheduler thread's last pass made the wheel's next instant (a lower bound:
+// the slot's start less the load-ahead) already past, while the thread slept
+// until an earlier-armed instant (a retained job's expiry) and nothing woke
+// it, so the engine never looked idle.
+TEST_F(FiringTest, Engine_2_4_WaitIdleSeesALateFiledSlotAsIdle) {
+  Start(1, [](SchedulerOptions& o) { o.retention = seconds(2); });
+  // b: the start of a level-1 slot (64 ticks of 2^24 ns) well after kStart.
+  const int64_t block = int64_t{1} << 30;
+  const Instant b = FromUnixNanos((ToUnixNanos(kStart) / block + 3) * block);
+  Advance((b - seconds(2) + milliseconds(50)) - clock_->Now());
+  Result<JobId> retained = s_->After(hours(1), [] {});
+  AX_ASSERT_OK(s_->Cancel(*retained));  // forgotten at b + 50 ms
+  Advance((b - milliseconds(50)) - clock_->Now());
+  std::atomic<int> runs{0};
+  ASSERT_TRUE(s_->At(b + milliseconds(500), [&] { ++runs; }).ok());
+  ASSERT_TRUE(s_->WaitIdle(seconds(5)));
+  EXPECT_EQ(runs.load(), 0);
+  Advance(milliseconds(100));
+  EXPECT_TRUE(HasCode(s_->Info(*retained).status(), StatusCode::kNotFound));
+  Advance(milliseconds(450));
+  EXPECT_EQ(runs.load(), 1);
+}
+
 TEST_F(FiringTest, Engine_2_4_TimerSlackOutsideItsRangeIsRefused) {
   for (Duration slack : {Duration(-1), Duration(hours(1) + nanoseconds(1))}) {
     SchedulerOptions o;
