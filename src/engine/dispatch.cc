@@ -908,7 +908,7 @@ bool SchedulerImpl::WaitFor(Duration timeout, bool runs_too) {
     // passed, while the thread sleeps until the entry's own deadline. Idle
     // all the same, but only a pass tells: ask for one (once per instant the
     // thread is armed for, so a pass that changes nothing is not asked again).
-    if (armed_ > now && armed_ != nudged && held_total_.load() == 0) {
+    if (armed_ > now && armed_ != nudged) {
       nudged = armed_;
       interrupt_.Signal();
     }
