@@ -23,7 +23,7 @@ struct Side {
     SchedulerOptions o;
     o.clock = clock;
     o.workers = 1;             // runs start in deadline order: both sides run the same
-    o.retention = seconds(3);  // jobs are forgotten within a run, at the same instants
+    o.retention = seconds(3);  // so that jobs are forgotten within a run
     if (observed) o.observer = [](const Event&) {};
     s = std::move(Scheduler::Create(o).value());
   }
