@@ -178,9 +178,7 @@ TEST_F(DependencyTest, Engine_2_9_ChildRunsOnlyAfterTheParentSucceeds) {
 // callable is not moved under its run.
 TEST_F(DependencyTest, Engine_2_9_ChildOfARunningParentWaitsForIt) {
   for (const bool observed : {true, false}) {
-    Start(2, [&](SchedulerOptions& o) {
-      if (!observed) o.observer = nullptr;
-    });
+    StartObserved(observed);
     Gate started;
     Gate release;
     auto capture = std::make_shared<int>(9);
@@ -213,9 +211,7 @@ TEST_F(DependencyTest, Engine_2_9_ChildOfARunningParentWaitsForIt) {
 // plain cancel once left the child waiting for ever.
 TEST_F(DependencyTest, Engine_2_9_ChildIsCancelledWhenTheParentIsCancelled) {
   for (const bool observed : {true, false}) {
-    Start(2, [&](SchedulerOptions& o) {
-      if (!observed) o.observer = nullptr;
-    });
+    StartObserved(observed);
     auto capture = std::make_shared<int>(3);
     Result<JobId> a = s_->After(hours(1), [] {});
     JobOptions o;
@@ -233,9 +229,7 @@ TEST_F(DependencyTest, Engine_2_9_ChildIsCancelledWhenTheParentIsCancelled) {
 
 TEST_F(DependencyTest, Engine_2_9_ChildDiesWhenTheParentDies) {
   for (const bool observed : {true, false}) {
-    Start(2, [&](SchedulerOptions& o) {
-      if (!observed) o.observer = nullptr;
-    });
+    StartObserved(observed);
     Result<JobId> a = s_->After(seconds(1), [] { return Status::Internal("nope"); });
     JobOptions o;
     o.parent = a->ToString();

@@ -69,6 +69,14 @@ class EngineTest : public ::testing::Test {
     s_ = std::move(*s);
   }
 
+  // Start(2) with the recording observer, or with none: without an observer,
+  // plain jobs take the engine's short paths (CancelPlain, CompletePlain...).
+  void StartObserved(bool observed) {
+    Start(2, [observed](SchedulerOptions& o) {
+      if (!observed) o.observer = nullptr;
+    });
+  }
+
   // Moves the clock and waits until everything now due has run.
   void Advance(Duration d) {
     clock_->Advance(d);

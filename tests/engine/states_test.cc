@@ -161,9 +161,7 @@ TEST_F(StatesTest, Engine_2_3_CancelReleasesTheCallbackAtOnce) {
 // observer, which takes runs off the workers' lock-free start.
 TEST_F(StatesTest, Engine_2_3_RunningPlainOneShotSetDelayRunsItAgain) {
   for (const bool observed : {true, false}) {
-    Start(2, [&](SchedulerOptions& o) {
-      if (!observed) o.observer = nullptr;
-    });
+    StartObserved(observed);
     Gate started;
     Gate release;
     auto capture = std::make_shared<int>(5);
