@@ -132,7 +132,37 @@ void JsonLine::Print() {
   std::fflush(stdout);
 }
 
+namespace {
+
+// The machine's CPU time in /proc/stat's "cpu" line, in ticks: in all, and
+// the part the hypervisor gave to other guests ("steal"). {0, 0} if unreadable.
+struct CpuTicks {
+  unsigned long long total = 0;
+  unsigned long long steal = 0;
+};
+
+CpuTicks ReadCpuTicks() {
+  std::ifstream f("/proc/stat");
+  std::string cpu;
+  f >> cpu;
+  if (cpu != "cpu") return {};
+  CpuTicks t;
+  // user nice system idle iowait irq softirq steal (guest time is in user).
+  for (int i = 0; i < 8; ++i) {
+    unsigned long long v = 0;
+    if (!(f >> v)) return {};
+    t.total += v;
+    if (i == 7) t.steal = v;
+  }
+  return t;
+}
+
+CpuTicks run_start;  // at Header(): one workload per process
+
+}  // namespace
+
 JsonLine Header(const BenchArgs& args, int threads) {
+  run_start = ReadCpuTicks();
   JsonLine j;
   j.Str("system", "ax").Str("workload", args.workload).Int("n", args.n).Int("threads", threads);
   if (args.workload == "W3") j.Int("background", args.background);
@@ -180,6 +210,11 @@ std::string FireError(bool ok, long schedule_errors) {
 }
 
 void Finish(JsonLine& j, const std::string& error) {
+  const CpuTicks end = ReadCpuTicks();
+  if (end.total > run_start.total) {
+    j.Num("host_steal_pct", 100.0 * static_cast<double>(end.steal - run_start.steal) /
+                                static_cast<double>(end.total - run_start.total));
+  }
   if (!error.empty()) j.Str("error", error);
   j.Print();
   const int rc = error.empty() ? 0 : 1;

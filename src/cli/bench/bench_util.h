@@ -73,6 +73,9 @@ class JsonLine {
 };
 
 // The line's common keys: "system": "ax", "workload", "n", "threads".
+// Called at the start of the run: Finish() then adds "host_steal_pct", the
+// share of the machine's CPU time (all cores) that the hypervisor took from
+// this guest meanwhile -- the noise of a shared VM, not ax's.
 JsonLine Header(const BenchArgs& args, int threads);
 
 // Lateness block (µs, nearest rank) over the callbacks that ran: p50, p99,
@@ -85,8 +88,9 @@ void AddLateness(JsonLine& j, const std::vector<int64_t>& lateness_ns);
 // a message on failure.
 std::unique_ptr<Scheduler> MakeScheduler(const BenchArgs& args);
 
-// Prints `j`, with an "error" key when `error` is not empty, flushes stdout
-// and _exit()s (no teardown of the pending jobs): status 0, or 1 on error.
+// Prints `j` with "host_steal_pct", and an "error" key when `error` is not
+// empty; flushes stdout and _exit()s (no teardown of the pending jobs):
+// status 0, or 1 on error.
 [[noreturn]] void Finish(JsonLine& j, const std::string& error);
 // W2, W3: the error of a run that scheduled n timers and waited for them
 // (`ok`: all fired in time); empty when there is none.
