@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# ax beside the peers of shared/peers/run, interleaved: each repetition runs
+# every system on W1, W2 and W3 back to back, so that a slow spell of a
+# shared VM's host hits all of them alike (docs/performance.md).
+#   scripts/side-by-side.sh [OUT_DIR] [REPEATS]     (default: side-by-side, 3)
+# Writes OUT_DIR/peers.jsonl (each line with "host_steal_pct" added, as ax's
+# own lines carry it), ax.jsonl, ax-slack.jsonl (W4 with 1 ms of timer
+# slack), ax-probe.jsonl (W2 --probe) and ax10m.jsonl (10 M jobs). Summarise
+# with: ../shared/peers/summarize --range OUT_DIR/peers.jsonl OUT_DIR/ax.jsonl
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-side-by-side}
+repeats=${2:-3}
+peers=../shared/peers/run
+ax=build/release/ax
+[ -x "$ax" ] || cmake --workflow --preset release >&2
+"$peers" build >&2
+mkdir -p "$out"
+
+# The machine's CPU ticks in all and stolen by the hypervisor (/proc/stat).
+ticks() { awk '/^cpu /{t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9}' /proc/stat; }
+# Runs a peer and adds the steal during its run to its JSON line.
+peer() {
+  local t0 s0 t1 s1 line pct
+  read -r t0 s0 < <(ticks)
+  line=$("$peers" "$@" 2>/dev/null) || true
+  read -r t1 s1 < <(ticks)
+  pct=$(awk -v a="$t0" -v b="$t1" -v c="$s0" -v d="$s1" \
+    'BEGIN { printf "%.1f", (b > a) ? 100 * (d - c) / (b - a) : 0 }')
+  [ -n "$line" ] && printf '%s, "host_steal_pct": %s}\n' "${line%\}}" "$pct"
+  return 0
+}
+
+for _ in $(seq "$repeats"); do
+  for w in W1 W2 W3; do
+    for p in asio libuv go naive; do peer "$p" "$w" >> "$out/peers.jsonl"; done
+    "$ax" bench "$w" >> "$out/ax.jsonl" || true
+  done
+  "$ax" bench W4 >> "$out/ax.jsonl" || true
+  "$ax" bench W4 --timer-slack-ms 1 >> "$out/ax-slack.jsonl" || true
+  "$ax" bench W2 --probe >> "$out/ax-probe.jsonl" || true
+done
+"$ax" bench idle >> "$out/ax.jsonl" || true
+"$ax" bench W1 --n 10000000 >> "$out/ax10m.jsonl" || true
+"$ax" bench W3 --background 10000000 >> "$out/ax10m.jsonl" || true
