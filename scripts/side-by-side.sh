@@ -13,7 +13,7 @@ out=${1:-side-by-side}
 repeats=${2:-3}
 peers=../shared/peers/run
 ax=build/release/ax
-[ -x "$ax" ] || cmake --workflow --preset release >&2
+cmake --workflow --preset release >&2  # incremental: never a stale ax
 "$peers" build >&2
 mkdir -p "$out"
 
