@@ -103,16 +103,15 @@ void SchedulerImpl::Loop() {
   Lock l = Acquire();
   while (!loop_exit_) {
     armed_ = INT64_MIN;  // no self-signals while processing
-    if (cancels_pending_ != 0) FinishCancels();
     const Instant now = clock_->Now();
-    if (cancels_due_ <= now) cancels_due_ = kInstantMax;
+    const bool more_cancels = MaybeDrainCancels(now);
     const bool throttle = held_total_.load(std::memory_order_seq_cst) >= kMaxHeld;
     const size_t handled = ProcessDue(now, !throttle, dispatch);
     // Every new run is in `dispatch`: one shared update per batch, not one per run.
     held_total_.fetch_add(dispatch.size(), std::memory_order_seq_cst);
     PurgeRetired(now, options_.max_retained);
     const int64_t next = NextWake(!throttle);
-    bool more = handled >= kBatch;
+    bool more = handled >= kBatch || more_cancels;
     if (throttle) {
       // RunsGone() signals once the workers are down to kResumeHeld; seen
       // from both sides through sequentially consistent atomics.
@@ -170,8 +169,8 @@ void SchedulerImpl::LetSleepersIn() const {
 }
 
 // The earliest instant the scheduler thread has work: a run timer, a job
-// (unless shutting down, or `jobs` is false while due jobs are held back), or
-// forgetting the oldest retired job.
+// (unless shutting down, or `jobs` is false while due jobs are held back),
+// forgetting the oldest retired job, or draining the queued cancels.
 int64_t SchedulerImpl::NextWake(bool jobs) {
   int64_t next = run_wheel_.NextDeadline();
   if (!shutting_down_ && jobs) next = std::min(next, wheel_.NextDeadline());
@@ -179,7 +178,24 @@ int64_t SchedulerImpl::NextWake(bool jobs) {
     const std::optional<Instant> purge = AddDuration(retired_.front().at, options_.retention);
     next = std::min(next, purge ? ToUnixNanos(*purge) : INT64_MAX);
   }
-  return std::min(next, ToUnixNanos(cancels_due_));
+  if (cancels_seen_ != kInstantMax) {
+    next = std::min(next, ToUnixNanos(AddDuration(cancels_seen_, kDrainAge).value_or(kInstantMax)));
+  }
+  return next;
+}
+
+// The scheduler thread drains the queued cancels in batches of kDrainBatch,
+// or once the first it saw has waited kDrainAge; with a manual clock, or
+// shutting down, at once. Returns whether more are queued.
+bool SchedulerImpl::MaybeDrainCancels(Instant now) {
+  const size_t queued = cancels_.Backlog();
+  if (queued == 0) return false;
+  if (cancels_seen_ == kInstantMax) cancels_seen_ = now;
+  if (manual_clock_ || shutting_down_ || queued >= kDrainBatch || now < cancels_seen_ ||
+      now - cancels_seen_ >= kDrainAge) {
+    return DrainCancels(now, kDrainBatch) == kDrainBatch;
+  }
+  return false;
 }
 
 size_t SchedulerImpl::ProcessDue(Instant now, bool jobs, std::vector<uint32_t>& dispatch) {
@@ -209,7 +225,7 @@ uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
   r.fast = !j.has_cold && !events_;
   r.phase.store(kQueued, std::memory_order_relaxed);
   r.job = slot;
-  r.gen = j.gen;
+  r.gen = j.gen();
   r.attempt = attempt;
   r.scheduled = scheduled;
   r.stop.store(false, std::memory_order_relaxed);
@@ -232,6 +248,7 @@ uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
 void SchedulerImpl::Fire(uint32_t slot, Instant due, Instant now, std::vector<uint32_t>& dispatch) {
   Job& j = jobs_[slot];
   if (j.free || IsTerminal(j.state) || j.state == JobState::kPaused) return;
+  if (!j.Close()) return;  // cancelled without the lock: DrainCancels retires it
   if (j.kind == JobKind::kOnce) {
     const JobCold* c = ColdOf(j);
     dispatch.push_back(NewRun(slot, c != nullptr ? c->attempt : 1, due));
@@ -395,7 +412,7 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
     retired_.pop_front();
     if (retired_.size() >= kAhead) jobs_.Prefetch(retired_[kAhead - 1].slot);
     Job& j = jobs_[r.slot];
-    if (j.free || j.gen != r.gen || !IsTerminal(j.state)) continue;
+    if (j.free || j.gen() != r.gen || !IsTerminal(j.state)) continue;
     if (Held(j) > 0) {  // a timed-out callback still runs: keep the record
       retired_.push_back({r.slot, r.gen, now});
       continue;
@@ -490,7 +507,7 @@ void SchedulerImpl::Flush(int worker) {
   RunsGone(n);
 }
 
-// The common end of a run, kept short on purpose (like CancelPlain): a plain
+// The common end of a run, kept short on purpose (like CancelOpen): a plain
 // one-shot job's only run returned OK. It is what Resolve, ResolveSuccess,
 // Terminate and ReleaseRun do for such a job, without their cases for cold
 // records, events, periodic jobs, children and run timers; anything else goes
@@ -781,6 +798,7 @@ void SchedulerImpl::ForgetRun(Job& j, uint32_t run) {
 void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason, Instant now,
                               Task& released) {
   Job& j = jobs_[slot];
+  assert(j.gate() == Gate::kClosed);
   wheel_.Remove(slot);
   StopActiveRuns(j);
   SetState(j, state);
@@ -881,7 +899,7 @@ void SchedulerImpl::EndChildren(uint32_t slot, JobState parent_state, Instant no
 Event SchedulerImpl::MakeEvent(EventType type, uint32_t slot, Instant now) const {
   Event e;
   e.type = type;
-  e.id = JobId(slot, jobs_[slot].gen);
+  e.id = JobId(slot, jobs_[slot].gen());
   e.key = KeyOf(jobs_[slot]);
   e.at = now;
   if (wheel_.Contains(slot)) e.next_run = FromUnixNanos(wheel_.Deadline(slot));

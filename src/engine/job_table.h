@@ -80,6 +80,18 @@ struct alignas(64) JobCold {
   Duration release_delay{0};          //   this long after the parent's success
 };
 
+// A job's gate, for the cancel that takes no lock (SchedulerImpl::Cancel).
+// Closed: everything about the job is under the engine lock. Open: a plain
+// one-shot job waiting for its deadline (no cold record, no run, no parent or
+// children, no observer), which any thread may cancel by compare-and-swap,
+// open -> cancelling. The thread that wins owns the job's callable and
+// releases it; it then queues the job for the lock's side, which takes it
+// out of the wheel and retires it (SchedulerImpl::DrainCancels) and closes
+// the gate. Under the lock a job is closed (Close) before anything about it
+// changes; a cancelling job is treated as cancelled, and nothing on the
+// lock's side touches its callable.
+enum class Gate : uint32_t { kClosed = 0, kOpen = 1, kCancelling = 2 };
+
 struct Job {
   // While the job is in the wheel: its deadline (the wheel's word,
   // JobDeadlines). While a job without a cold record has a run dispatched:
@@ -93,7 +105,34 @@ struct Job {
     Task task;
     JobCold* cold;
   };
-  uint32_t gen = 0;
+  // The generation (30 bits, kGenBits) and the gate (2 bits), in one word so
+  // that one compare-and-swap checks both: a stale id can never cancel the
+  // record's next job.
+  static constexpr int kGenBits = 30;
+  static constexpr uint32_t kGenMask = (uint32_t{1} << kGenBits) - 1;
+  static constexpr uint32_t GateWord(uint32_t gen, Gate g) {
+    return gen << 2 | static_cast<uint32_t>(g);
+  }
+  uint32_t gen() const { return gen_gate.load(std::memory_order_relaxed) >> 2; }
+  Gate gate() const { return static_cast<Gate>(gen_gate.load(std::memory_order_acquire) & 3); }
+  // The next generation (never 0), with the gate closed. REQUIRES the lock,
+  // and a closed gate.
+  void NextGen() {
+    const uint32_t next = (gen() + 1) & kGenMask;
+    gen_gate.store(GateWord(next == 0 ? 1 : next, Gate::kClosed), std::memory_order_relaxed);
+  }
+  // Opens the gate: the job's fields, its callable first, are published to
+  // the cancelling threads. REQUIRES the lock, and a closed gate.
+  void Open() { gen_gate.store(GateWord(gen(), Gate::kOpen), std::memory_order_release); }
+  // Closes an open gate; false when a cancel won it first (the gate says
+  // cancelling until the lock's side has finished the cancel).
+  bool Close() {
+    uint32_t open = GateWord(gen(), Gate::kOpen);
+    return gen_gate.compare_exchange_strong(open, GateWord(gen(), Gate::kClosed),
+                                            std::memory_order_acquire) ||
+           static_cast<Gate>(open & 3) != Gate::kCancelling;
+  }
+  std::atomic<uint32_t> gen_gate{0};
   JobState state = JobState::kWaiting;
   JobKind kind = JobKind::kOnce;
   bool free = true;
@@ -162,8 +201,23 @@ class Slab {
   // Index of a fresh or recycled record (the caller resets its fields).
   uint32_t Allocate() {
     if (free_count_ > 0) return free_[--free_count_];
-    records_.EnsureIndex(size_);
+    if (size_ == records_.size()) [[unlikely]] {
+      records_.EnsureIndex(size_);
+      if (peekable_) addressable_.store(records_.size(), std::memory_order_release);
+    }
     return size_++;
+  }
+  // Lets other threads Peek while the owner allocates.
+  void AllowPeek() {
+    records_.ReserveAll();
+    peekable_ = true;
+  }
+  // Record i, from any thread without the owner's lock, or null when it was
+  // never allocated. Its fields are the owner's but for those that say
+  // otherwise (atomics). REQUIRES AllowPeek().
+  T* Peek(uint32_t i) const {
+    if (i >= addressable_.load(std::memory_order_acquire)) return nullptr;
+    return &records_.Unmoving(i);
   }
   void Release(uint32_t i) {
     free_.EnsureIndex(free_count_);
@@ -181,6 +235,8 @@ class Slab {
   ChunkedArray<uint32_t> free_;
   uint32_t free_count_ = 0;
   uint32_t size_ = 0;
+  bool peekable_ = false;
+  std::atomic<size_t> addressable_{0};  // records_.size(), for Peek
 };
 
 // Where the job wheel keeps its deadlines: in the job records themselves

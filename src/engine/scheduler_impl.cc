@@ -47,17 +47,25 @@ constexpr uint32_t kMaxSlots = UINT32_MAX - 1;
 // instead of 44 (W2, medians of 8 runs).
 constexpr Duration kLoadAhead = std::chrono::milliseconds(100);
 
-std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+// Appends rather than `"'" + std::string(s) + "'"`, on which g++ 12 -O2 warns
+// (a false -Wrestrict, GCC bug 105329).
+std::string Quote(std::string_view s) {
+  std::string q;
+  q.reserve(s.size() + 2);
+  q.append(1, '\'').append(s).append(1, '\'');
+  return q;
+}
 
 }  // namespace
 
 SchedulerImpl::SchedulerImpl(SchedulerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock),
-      shared_cancel_instant_(dynamic_cast<const SystemClock*>(clock_.get()) != nullptr),
+      manual_clock_(clock_->IsManual()),
       wheel_(ToUnixNanos(clock_->Now()), kLoadAhead.count(), &jobs_),
       run_wheel_(ToUnixNanos(clock_->Now())),
       rng_(options_.seed) {
+  jobs_.AllowPeek();  // CancelOpen
   if (options_.observer || options_.on_dead_letter) {
     events_ = std::make_unique<EventQueue>(options_.observer, options_.on_dead_letter);
   }
@@ -198,11 +206,16 @@ static bool NeedsCold(const JobOptions& o, JobKind kind) {
 inline uint32_t SchedulerImpl::NewJob(JobKind kind, Task& task) {
   if ((options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) ||
       (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots)) [[unlikely]] {
-    return kNoIndex;
+    // Full, unless cancels queued for DrainCancels make room.
+    DrainCancels(clock_->NowCoarse(), SIZE_MAX);
+    if ((options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) ||
+        (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots)) {
+      return kNoIndex;
+    }
   }
   const uint32_t slot = jobs_.Allocate();
   Job& j = jobs_[slot];
-  j.gen = j.gen + 1 == 0 ? 1 : j.gen + 1;
+  j.NextGen();
   j.free = false;
   j.kind = kind;
   j.state = JobState::kWaiting;  // a free record counts in no state: no SetState
@@ -268,13 +281,13 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
     FirstSchedule(slot, plan, now);
     if (j.state == JobState::kDead) rejected = std::move(TaskOf(j));  // no instant to fire at
   }
-  const JobId id(slot, j.gen);
+  const JobId id(slot, j.gen());
   if (events_) Emit(MakeEvent(EventType::kScheduled, slot, now));
   l.unlock();
   return id;
 }
 
-// The common submission, kept short on purpose (like CancelPlain): a one-shot
+// The common submission, kept short on purpose (like CancelOpen): a one-shot
 // job with default options, at `at` or after `*delay`. It is what Submit does
 // for one, without the plan, keys, parents and cold record; and At reads no
 // clock unless an observer wants the event's instant.
@@ -292,12 +305,17 @@ Result<JobId> SchedulerImpl::SubmitOnce(Instant at, const Duration* delay, Task&
   const uint32_t slot = NewJob(JobKind::kOnce, task);
   if (slot == kNoIndex) return Full();
   // A new job's slot is out of the wheel: a record is forgotten only after
-  // its cancel batch took it out.
+  // its cancel was drained, which took it out.
   const int64_t ns = ToUnixNanos(at);
   wheel_.Insert(slot, ns);
   WakeBy(ns);
-  const JobId id(slot, jobs_[slot].gen);
-  if (events_) Emit(MakeEvent(EventType::kScheduled, slot, now));
+  Job& j = jobs_[slot];
+  const JobId id(slot, j.gen());
+  if (events_) {
+    Emit(MakeEvent(EventType::kScheduled, slot, now));
+  } else {
+    j.Open();  // a plain waiting job: cancelled without the lock
+  }
   l.unlock();
   return id;
 }
@@ -325,7 +343,7 @@ Status SchedulerImpl::PlanFrom(Instant now, Plan& plan) {
 void SchedulerImpl::WaitForParent(uint32_t slot, uint32_t parent, const Plan& plan) {
   Job& j = jobs_[slot];
   JobCold& c = Cold(j);
-  c.parent = JobId(parent, jobs_[parent].gen);
+  c.parent = JobId(parent, jobs_[parent].gen());
   if (plan.delay) {
     c.release_delay = *plan.delay;
   } else if (plan.kind == JobKind::kEvery && !plan.first_given) {
@@ -337,15 +355,19 @@ void SchedulerImpl::WaitForParent(uint32_t slot, uint32_t parent, const Plan& pl
   // Not in the parent's cold record: the parent may be running, and its
   // callable must not move.
   jobs_[parent].has_children = true;
-  children_[parent].emplace_back(slot, j.gen);
+  children_[parent].emplace_back(slot, j.gen());
 }
 
-// The parent's slot, or why it cannot be one. REQUIRES mu_, and a parent in
+// The parent's slot, or why it cannot be one; the parent's gate is closed
+// (a plain cancel does not end children). REQUIRES mu_, and a parent in
 // `options`.
-Result<uint32_t> SchedulerImpl::ParentOf(const JobOptions& options) const {
+Result<uint32_t> SchedulerImpl::ParentOf(const JobOptions& options) {
   Result<uint32_t> p = Resolve(JobRef(options.parent));
   if (!p.ok()) return Status::NotFound("parent: job " + Quote(options.parent) + " not found");
-  const Job& pj = jobs_[*p];
+  Job& pj = jobs_[*p];
+  if (!pj.Close()) {
+    return Status::InvalidState("parent: job " + Quote(options.parent) + " is cancelled");
+  }
   if (pj.kind != JobKind::kOnce) {
     return Status::InvalidArgument("parent: job " + Quote(options.parent) +
                                    " is periodic; a parent must be a one-shot job");
@@ -364,7 +386,7 @@ Result<std::optional<JobId>> SchedulerImpl::ClaimKey(const JobOptions& options) 
   if (slot == KeyMap::kNone) return std::optional<JobId>();
   const Job& existing = jobs_[slot];
   if (!IsTerminal(existing.state)) {
-    if (options.return_existing) return std::optional<JobId>(JobId(slot, existing.gen));
+    if (options.return_existing) return std::optional<JobId>(JobId(slot, existing.gen()));
     return Status::AlreadyExists("key: job " + Quote(options.key) + " already exists (" +
                                  IdText(slot) + ", " + std::string(JobStateName(existing.state)) +
                                  ")");
@@ -519,26 +541,23 @@ Result<Task> SchedulerImpl::BindHandler(std::string_view type, std::string paylo
 // ---------------------------------------------------------------- live changes
 
 Status SchedulerImpl::Cancel(JobRef ref) {
+  if (ref.is_id() && CancelOpen(ref.id())) return Status();
   Task released;  // destroys the callback's captures after unlocking
   Lock l = Acquire();
   if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
-  if (ref.is_id() && CancelPlain(ref.id(), released)) {
-    l.unlock();
-    return Status();
-  }
   return CancelJob(ref, l, released);
 }
 
-// Any cancel but the plain one (CancelPlain).
+// Any cancel but that of an open job (CancelOpen).
 Status SchedulerImpl::CancelJob(JobRef ref, Lock& l, Task& released) {
   std::vector<Task> released_children;
   Result<uint32_t> s = Resolve(ref);
   if (!s.ok()) return s.status();
   const uint32_t slot = *s;
   Job& j = jobs_[slot];
-  if (IsTerminal(j.state)) {
+  if (!j.Close() || IsTerminal(j.state)) {
     return Status::InvalidState("cancel: job " + IdText(slot) + " is already " +
-                                std::string(JobStateName(j.state)));
+                                std::string(JobStateName(StateOf(j))));
   }
   // Without an observer the instant only starts the retention (minutes),
   // for which a tick's error does not matter: the cheap clock read will do.
@@ -552,52 +571,68 @@ Status SchedulerImpl::CancelJob(JobRef ref, Lock& l, Task& released) {
 // The common cancel, kept short on purpose: a caller cancelling jobs at
 // random misses the cache on each job record, and only a short path lets the
 // processor run on into the caller's next call (and its misses) while this
-// one is served. So it only marks the record and releases the task; the
-// wheel entries and the retirement of kCancelBatch cancels are done together
-// (FinishCancels), their misses overlapping. Anything but a plain waiting
-// job -- a cold record, an observer, a run, children -- goes through
-// Terminate (which ends the children too).
-bool SchedulerImpl::CancelPlain(JobId id, Task& released) {
-  const uint32_t slot = id.slot();
-  if (events_ || slot >= jobs_.size()) return false;
-  // The wheel's state of the job is a miss of its own: it starts now, beside
-  // the record's, and is in cache when the batch is finished.
-  wheel_.Prefetch(slot);
-  Job& j = jobs_[slot];
-  if (j.free || j.gen != id.generation() || j.has_cold || j.state != JobState::kWaiting ||
-      j.run_active || j.run_held || j.waits_parent || j.has_children) {
+// one is served. It takes no lock: one compare-and-swap on the record's gate
+// decides it (Gate, job_table.h), the callable is released here, and the
+// rest -- out of the wheel, counted, retired -- is queued for the scheduler
+// thread, which does it in batches on its own core (DrainCancels).
+bool SchedulerImpl::CancelOpen(JobId id) {
+  if (id.generation() > Job::kGenMask || stopping_runs_.load(std::memory_order_relaxed)) {
     return false;
   }
-  SetState(j, JobState::kCancelled);
-  ++stats_.cancelled;
-  released = std::move(j.task);
-  // The instant only starts the retention (minutes): the coarse clock will
-  // do, and a batch shares its first cancel's reading of the system clock
-  // (a read for each cancel was 45 of the 290 ns of a W1 cancel).
-  const Instant now =
-      cancels_pending_ > 0 && shared_cancel_instant_ ? cancels_[0].at : clock_->NowCoarse();
-  cancels_[cancels_pending_++] = {slot, id.generation(), now};
-  if (cancels_pending_ == kCancelBatch) {
-    FinishCancels();
-  } else if (cancels_pending_ == 1) {
-    // The scheduler thread finishes the batch within its age, or by the end
-    // of the retention if the instants are exact.
-    const Duration within = shared_cancel_instant_ ? kCancelBatchAge : options_.retention;
-    const Instant by = AddDuration(now, within).value_or(kInstantMax);
-    if (by < cancels_due_) {
-      cancels_due_ = by;
-      WakeFor(by);
+  Job* j = jobs_.Peek(id.slot());
+  if (j == nullptr) return false;
+  uint32_t open = Job::GateWord(id.generation(), Gate::kOpen);
+  if (!j->gen_gate.compare_exchange_strong(open, Job::GateWord(id.generation(), Gate::kCancelling),
+                                           std::memory_order_acquire, std::memory_order_relaxed)) {
+    return false;
+  }
+  {
+    Task released = std::move(j->task);  // the captures die now (SPEC 2.3), no lock held
+  }
+  const size_t queued = cancels_.Push(id);
+  if (manual_clock_) {
+    // Tests: the job is retired as of the clock's instant now, as by the
+    // locked path, before the clock can be moved on.
+    Lock l = Acquire();
+    DrainCancels(clock_->Now(), SIZE_MAX);
+    return true;
+  }
+  // The scheduler thread drains a batch as it fills, and a first cancel
+  // within kDrainAge.
+  if (queued == 1 || queued % kDrainBatch == 0) interrupt_.Signal();
+  if (queued >= kMaxQueuedCancels) [[unlikely]] {
+    while (cancels_.Backlog() >= kMaxQueuedCancels / 2) {
+      interrupt_.Signal();
+      std::this_thread::yield();
     }
   }
   return true;
 }
 
-void SchedulerImpl::FinishCancels() {
-  const size_t n = cancels_pending_;
-  cancels_pending_ = 0;
-  // An entry the scheduler thread has popped meanwhile is gone already.
-  for (size_t i = 0; i < n; ++i) wheel_.Remove(cancels_[i].slot);
-  for (size_t i = 0; i < n; ++i) Remember(cancels_[i]);
+size_t SchedulerImpl::DrainCancels(Instant now, size_t max) {
+  // The records and wheel states are cache-cold: keep loads in flight.
+  constexpr size_t kAhead = 16;
+  std::array<JobId, kAhead> ahead;
+  size_t n = 0;
+  auto finish = [&](JobId id) {
+    Job& j = jobs_[id.slot()];
+    // Cancelling until now; its callable was released by the canceller.
+    j.gen_gate.store(Job::GateWord(id.generation(), Gate::kClosed), std::memory_order_relaxed);
+    wheel_.Remove(id.slot());
+    SetState(j, JobState::kCancelled);
+    ++stats_.cancelled;
+    Remember({id.slot(), id.generation(), now});
+  };
+  const size_t taken = cancels_.Take(max, [&](JobId id) {
+    jobs_.Prefetch(id.slot());
+    wheel_.Prefetch(id.slot());
+    JobId& slot = ahead[n++ % kAhead];
+    if (n > kAhead) finish(slot);
+    slot = id;
+  });
+  for (size_t i = n > kAhead ? n - kAhead : 0; i < n; ++i) finish(ahead[i % kAhead]);
+  if (taken < max || cancels_.Backlog() == 0) cancels_seen_ = kInstantMax;
+  return taken;
 }
 
 Status SchedulerImpl::Pause(JobRef ref) {
@@ -609,6 +644,7 @@ Status SchedulerImpl::Pause(JobRef ref) {
     const uint32_t slot = *s;
     Job& j = jobs_[slot];
     const Instant now = clock_->Now();
+    if (!j.Close()) return Status::InvalidState("pause: job " + IdText(slot) + " is cancelled");
     if (j.state == JobState::kRunning) {
       if (j.kind == JobKind::kOnce) {
         return Status::InvalidState("pause: job " + IdText(slot) +
@@ -647,9 +683,9 @@ Status SchedulerImpl::Resume(JobRef ref) {
     if (!s.ok()) return s.status();
     const uint32_t slot = *s;
     Job& j = jobs_[slot];
-    if (j.state != JobState::kPaused) {
+    if (!j.Close() || j.state != JobState::kPaused) {
       return Status::InvalidState("resume: job " + IdText(slot) + " is " +
-                                  std::string(JobStateName(j.state)) + ", not paused");
+                                  std::string(JobStateName(StateOf(j))) + ", not paused");
     }
     const Instant now = clock_->Now();
     JobCold& c = Cold(j);
@@ -690,6 +726,7 @@ Status SchedulerImpl::SetDelay(JobRef ref, Duration delay) {
     const Instant now = clock_->Now();
     std::optional<Instant> at = AddDuration(now, delay);
     if (!at) return Status::InvalidArgument("delay: now + delay overflows the time range");
+    if (!j.Close()) return Status::InvalidState("set_delay: job " + IdText(slot) + " is cancelled");
     switch (j.state) {
       case JobState::kPaused:
         Cold(j).resume_delay = delay;
@@ -740,9 +777,9 @@ Status SchedulerImpl::SetPeriod(JobRef ref, Duration period) {
   Result<uint32_t> s = Resolve(ref);
   if (!s.ok()) return s.status();
   Job& j = jobs_[*s];
-  if (IsTerminal(j.state)) {
+  if (!j.Close() || IsTerminal(j.state)) {
     return Status::InvalidState("set_period: job " + IdText(*s) + " is " +
-                                std::string(JobStateName(j.state)));
+                                std::string(JobStateName(StateOf(j))));
   }
   if (j.kind != JobKind::kEvery) {
     return Status::InvalidState("set_period: job " + IdText(*s) + " is a " +
@@ -766,19 +803,24 @@ Result<JobId> SchedulerImpl::Find(std::string_view key) const {
   Lock l = Acquire();
   Result<uint32_t> s = Resolve(JobRef(key));
   if (!s.ok()) return s.status();
-  return JobId(*s, jobs_[*s].gen);
+  return JobId(*s, jobs_[*s].gen());
 }
 
 std::vector<JobInfo> SchedulerImpl::List(std::optional<JobState> state, size_t limit) const {
   std::vector<JobInfo> out;
   Lock l = Acquire();
   // The scan stops at the last match: none for a state no job is in, where it
-  // went through every record under the lock (a million: milliseconds).
-  const size_t matches = state ? by_state_[static_cast<size_t>(*state)] : jobs_.live();
+  // went through every record under the lock (a million: milliseconds). Jobs
+  // cancelled without the lock count as waiting until drained.
+  size_t matches = jobs_.live();
+  if (state) {
+    matches = by_state_[static_cast<size_t>(*state)] +
+              (*state == JobState::kCancelled ? cancels_.Backlog() : 0);
+  }
   const size_t want = std::min(limit, matches);
   for (uint32_t i = 0; i < jobs_.size() && out.size() < want; ++i) {
     const Job& j = jobs_[i];
-    if (j.free || (state && j.state != *state)) continue;
+    if (j.free || (state && StateOf(j) != *state)) continue;
     out.push_back(MakeInfo(i));
   }
   return out;
@@ -792,7 +834,10 @@ std::vector<Event> SchedulerImpl::DeadLetters() const {
 Stats SchedulerImpl::GetStats() const {
   Lock l = Acquire();
   Stats s = stats_;
-  s.pending = by_state_[static_cast<size_t>(JobState::kWaiting)];
+  // Cancelled without the lock, and not yet drained: counted as cancelled.
+  const size_t queued = cancels_.Backlog();
+  s.cancelled += queued;
+  s.pending = by_state_[static_cast<size_t>(JobState::kWaiting)] - queued;
   s.paused = by_state_[static_cast<size_t>(JobState::kPaused)];
   s.running = by_state_[static_cast<size_t>(JobState::kRunning)];
 #ifndef NDEBUG
@@ -829,7 +874,7 @@ Result<uint32_t> SchedulerImpl::Resolve(const JobRef& ref) const {
     wheel_.Prefetch(id.slot());
   }
   if (!id.valid() || id.slot() >= jobs_.size() || jobs_[id.slot()].free ||
-      jobs_[id.slot()].gen != id.generation()) {
+      jobs_[id.slot()].gen() != id.generation()) {
     return Status::NotFound("job " + id.ToString() + " not found");
   }
   return id.slot();
@@ -846,8 +891,9 @@ uint32_t SchedulerImpl::FindKey(std::string_view key) const {
 JobCold& SchedulerImpl::Cold(Job& j) {
   if (j.has_cold) return *j.cold;
   // A run under way calls the callable where it is. A held run (resolved,
-  // its callback returned or about to be released) no longer does.
-  assert(!j.run_active);
+  // its callback returned or about to be released) no longer does. And a
+  // cancel without the lock may take the callable of an open job.
+  assert(!j.run_active && j.gate() == Gate::kClosed);
   auto* c = new JobCold;
   c->task = std::move(j.task);
   c->held = j.run_held ? 1 : 0;
@@ -892,17 +938,16 @@ std::string SchedulerImpl::KeyOf(const Job& j) const {
 std::string SchedulerImpl::IdText(uint32_t slot) const {
   const Job& j = jobs_[slot];
   if (const JobCold* c = ColdOf(j); c != nullptr && !c->key.empty()) return Quote(c->key);
-  return JobId(slot, j.gen).ToString();
+  return JobId(slot, j.gen()).ToString();
 }
 
 JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
   const Job& j = jobs_[slot];
   JobInfo info;
-  info.id = JobId(slot, j.gen);
+  info.id = JobId(slot, j.gen());
   info.kind = j.kind;
-  info.state = j.state;
-  // A cancel still in the batch (CancelPlain) leaves its wheel entry a while.
-  if (!IsTerminal(j.state) && wheel_.Contains(slot)) {
+  info.state = StateOf(j);
+  if (!IsTerminal(info.state) && wheel_.Contains(slot)) {
     info.next_run = FromUnixNanos(wheel_.Deadline(slot));
   }
   if (const JobCold* c = ColdOf(j)) {
@@ -924,7 +969,7 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
     info.attempt = 1;
     info.runs = (j.state == JobState::kRunning || j.state == JobState::kCompleted) ? 1 : 0;
   }
-  if (info.reason.empty() && j.state == JobState::kCancelled) info.reason = "cancelled";
+  if (info.reason.empty() && info.state == JobState::kCancelled) info.reason = "cancelled";
   return info;
 }
 

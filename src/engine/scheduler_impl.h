@@ -30,6 +30,7 @@
 
 #include "ax/scheduler.h"
 
+#include "engine/cancel_queue.h"
 #include "engine/chunked_fifo.h"
 #include "engine/event_queue.h"
 #include "engine/fast_mutex.h"
@@ -112,7 +113,7 @@ class SchedulerImpl final : public Scheduler {
   uint32_t NewJob(JobKind kind, Task& task);
   Status Full() const;
   Status ValidateOptions(const JobOptions& o) const;
-  Result<uint32_t> ParentOf(const JobOptions& options) const;
+  Result<uint32_t> ParentOf(const JobOptions& options);
   Result<std::optional<JobId>> ClaimKey(const JobOptions& options);
   static Status PlanFrom(Instant now, Plan& plan);
   void WaitForParent(uint32_t slot, uint32_t parent, const Plan& plan);
@@ -132,6 +133,11 @@ class SchedulerImpl final : public Scheduler {
 
   // ---- lookups (REQUIRES mu_)
   Result<uint32_t> Resolve(const JobRef& ref) const;
+  // A job's state as callers see it: Cancelled once a cancel without the
+  // lock has won its gate, before DrainCancels has counted it.
+  static JobState StateOf(const Job& j) {
+    return j.gate() == Gate::kCancelling ? JobState::kCancelled : j.state;
+  }
   // A job's cold record: null for one without (ColdOf), made if need be
   // (Cold; the callable and the counts of a job without one move into it, so
   // no run may be under way); and the callable, wherever it is.
@@ -203,13 +209,19 @@ class SchedulerImpl final : public Scheduler {
     ++by_state_[static_cast<size_t>(state)];
     j.state = state;
   }
-  bool CancelPlain(JobId id, Task& released);
   Status CancelJob(JobRef ref, Lock& l, Task& released);
-  // Takes the batch of plain cancels out of the wheel and into retired_.
-  void FinishCancels();
+  // The cancel without the lock of an open job (Gate): true when done, false
+  // when the id names no open job (the locked path answers then).
+  bool CancelOpen(JobId id);
+  // Finishes up to `max` of the cancels queued by CancelOpen: the jobs leave
+  // the wheel, are counted cancelled and retired, and their gates close.
+  // Returns how many. REQUIRES mu_.
+  size_t DrainCancels(Instant now, size_t max);
+  // The scheduler thread's share of it (Loop); true when more are queued.
+  bool MaybeDrainCancels(Instant now);
   // Puts a job that has just become terminal into retired_ (forgotten after
   // the retention, or at once beyond max_retained).
-  void Retire(uint32_t slot, Instant now) { Remember({slot, jobs_[slot].gen, now}); }
+  void Retire(uint32_t slot, Instant now) { Remember({slot, jobs_[slot].gen(), now}); }
   void Terminate(uint32_t slot, JobState state, std::string reason, Instant now, Task& released);
   // The children waiting for the job, taken out of children_.
   std::vector<JobId> TakeChildren(uint32_t slot);
@@ -243,13 +255,24 @@ class SchedulerImpl final : public Scheduler {
   // run in a W2 profile).
   const SchedulerOptions options_;
   const std::shared_ptr<Clock> clock_;
-  // The system clock moves with real time (but for steps of the wall clock):
-  // a batch of plain cancels, finished within kCancelBatchAge, can share one
-  // reading of it (CancelPlain). A manual clock jumps: each cancel reads it.
-  const bool shared_cancel_instant_;
+  // A manual clock jumps when a test moves it: a cancel without the lock is
+  // drained at once (CancelOpen), so that its retention starts at the
+  // instant of the cancel, as on the locked path.
+  const bool manual_clock_;
   std::unique_ptr<EventQueue> events_;      // null without an observer
   std::unique_ptr<WorkerLocal[]> local_;    // [options_.workers]; owned by that worker
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
+
+  // The cancels without the lock (CancelOpen), queued for the lock's side.
+  // The scheduler thread drains them kDrainBatch at a time, and a first one
+  // within kDrainAge; until then the job's gate tells that it is cancelled
+  // (StateOf), and the counts are corrected by the backlog.
+  static constexpr size_t kDrainBatch = 4096;
+  static constexpr Duration kDrainAge = std::chrono::milliseconds(50);
+  // Beyond this many queued by one thread, it waits for the drain: the
+  // queue's memory stays bounded when cancels come faster than they drain.
+  static constexpr size_t kMaxQueuedCancels = size_t{1} << 20;
+  CancelQueue cancels_;
 
   alignas(64) mutable FastMutex mu_;
   // Protected by mu_.
@@ -273,19 +296,7 @@ class SchedulerImpl final : public Scheduler {
   // doubling vector copied megabytes and faulted fresh pages under mu_ every
   // few seconds, and those pauses were W3's p99.9.
   ChunkedFifo<Retired> retired_;
-  // Plain cancels whose removal from the wheel and retirement wait to be done
-  // in a batch (CancelPlain): at most kCancelBatch, finished by the cancel
-  // that fills the batch or by the scheduler thread's next pass, whichever
-  // comes first. Their records already say Cancelled, are counted out of
-  // the live jobs and have released their task; until the batch is finished
-  // their wheel entries may still pop, and Fire ignores them.
-  static constexpr size_t kCancelBatch = 64;
-  std::array<Retired, kCancelBatch> cancels_{};
-  size_t cancels_pending_ = 0;
-  // The instant the scheduler thread wakes by to finish a batch: within
-  // kCancelBatchAge of its first cancel when they share its instant.
-  static constexpr Duration kCancelBatchAge = std::chrono::milliseconds(50);
-  Instant cancels_due_ = kInstantMax;
+  Instant cancels_seen_ = kInstantMax;  // when the scheduler thread saw the first queued
   std::vector<Event> dead_letters_;
   // Records in use by state, kept by SetState: GetStats's gauges without a
   // scan of every record under the lock (2.4 ms at a million jobs).

@@ -47,6 +47,18 @@ class ChunkedArray {
     }
   }
 
+  // Reserves the chunk table for every uint32 index (virtual memory only, a
+  // pointer per chunk), so that growing never moves it: then a thread may
+  // reach an element through Unmoving while another grows the array, given
+  // that it learns of the element's chunk through a release-acquire pair
+  // (Slab::Peek).
+  void ReserveAll() { chunks_.reserve(size_t{1} << (32 - kChunkBits)); }
+  // operator[] through the table's start alone (never its size), for
+  // ReserveAll's readers.
+  T& Unmoving(uint32_t index) const {
+    return chunks_.data()[index >> kChunkBits][index & (kChunkSize - 1)];
+  }
+
   // Makes `index` addressable; new elements are value-initialised.
   void EnsureIndex(uint32_t index) {
     while (size() <= index) {

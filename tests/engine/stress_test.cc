@@ -1,9 +1,15 @@
-// Concurrency stress (run under the tsan preset): 8 threads for ~2 s submit,
-// cancel, pause, resume and change jobs against a running scheduler on the
+// Concurrency stress (run under the tsan preset): threads submit, cancel,
+// pause, resume and change jobs for ~2 s against a running scheduler on the
 // system clock. Afterwards every job's observed runs and final state must
 // agree with the operations that succeeded: nothing lost, nothing run twice,
-// nothing started after its cancel returned.
+// nothing started after its cancel returned. With an observer every call
+// takes the engine lock; without one, plain jobs are cancelled without it
+// (SchedulerImpl::CancelOpen), racing the scheduler thread's firing and its
+// drain of those cancels.
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -141,6 +147,122 @@ TEST(EngineStress, Engine_2_8_ConcurrentCallsAgreeWithObservedRuns) {
   EXPECT_GT(total, 1000u);
   EXPECT_GT(completed, 100u);
   EXPECT_GT(ok_ops.load(), 1000u);
+}
+
+struct PlainRecord {
+  JobId id;
+  std::weak_ptr<int> capture;          // the callback's capture
+  std::atomic<bool> cancelled{false};  // a Cancel has returned OK
+  std::atomic<int> runs{0};
+};
+
+// Plain jobs (no options, no observer) cancelled without the lock while the
+// scheduler thread fires them and drains the cancels, and while other calls
+// close their gates (Pause, SetDelay). Jobs at odd indices also get
+// SetDelay, which may make a one-shot job run again (SPEC 2.3: it applies
+// to the next run); the others run at most once.
+TEST(EngineStress, Engine_2_3_CancelsWithoutTheLockAgreeWithRuns) {
+  constexpr int kCallers = 4;
+  constexpr int kJobs = 4'000;  // per caller
+  SchedulerOptions o;
+  o.workers = 2;
+  auto s = std::move(*Scheduler::Create(o));
+  std::vector<std::unique_ptr<PlainRecord[]>> jobs;
+  for (int t = 0; t < kCallers; ++t) jobs.push_back(std::make_unique<PlainRecord[]>(kJobs));
+  std::atomic<int> submitted{0};
+  std::array<std::atomic<int>, kCallers> ready{};  // each caller's records with an id
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kCallers; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(7 + t);
+      auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+      PlainRecord* mine = jobs[t].get();
+      for (int i = 0; i < kJobs; ++i) {
+        PlainRecord& r = mine[i];
+        auto capture = std::make_shared<int>(i);
+        r.capture = capture;
+        submitted.fetch_add(1);  // first: the gauges may count the job once the call is in
+        Result<JobId> id = s->After(std::chrono::microseconds(pick(10'000)),
+                                    [&r, capture] { r.runs.fetch_add(1); });
+        ASSERT_TRUE(id.ok()) << id.status().ToString();
+        r.id = *id;
+        ready[t].store(i + 1, std::memory_order_release);
+        // A call on a recent job of this caller or of another, most of them
+        // still waiting, some in flight.
+        const int c = pick(kCallers);
+        const int n = ready[c].load(std::memory_order_acquire);
+        if (n == 0) continue;
+        const int k = std::max(0, n - 1 - pick(64));
+        PlainRecord& other = jobs[static_cast<size_t>(c)][k];
+        Status st;
+        switch (pick(6)) {
+          case 0:
+          case 1:
+          case 2:
+            st = s->Cancel(other.id);
+            if (st.ok()) other.cancelled = true;
+            break;
+          case 3:
+            st = s->Pause(other.id);
+            if (st.ok()) st = s->Resume(other.id);
+            break;
+          case 4:
+            if (k % 2 == 1) st = s->SetDelay(other.id, std::chrono::microseconds(pick(2'000)));
+            break;
+          default: {
+            ASSERT_TRUE(s->Info(other.id).ok());
+            const Stats stats = s->GetStats();
+            ASSERT_LE(stats.pending + stats.running + stats.paused,
+                      static_cast<uint64_t>(submitted.load()))
+                << stats.pending << " " << stats.running << " " << stats.paused;
+          }
+        }
+        if (!st.ok()) {
+          ASSERT_EQ(st.code(), StatusCode::kInvalidState) << st.ToString();
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const auto until = std::chrono::steady_clock::now() + seconds(30);
+  do {
+    ASSERT_TRUE(s->WaitIdle(seconds(30)));
+    std::this_thread::sleep_for(milliseconds(5));  // the last deadlines are a few ms away
+  } while (s->GetStats().pending > 0 && std::chrono::steady_clock::now() < until);
+  uint64_t cancelled = 0;
+  uint64_t completed = 0;
+  uint64_t runs = 0;            // every callback that ran
+  uint64_t completed_runs = 0;  // of those, the runs of jobs not cancelled
+  for (int t = 0; t < kCallers; ++t) {
+    for (int i = 0; i < kJobs; ++i) {
+      const PlainRecord& r = jobs[t][i];
+      const std::string id = r.id.ToString();
+      if (i % 2 == 0) {
+        EXPECT_LE(r.runs.load(), 1) << id << " ran twice";
+      }
+      EXPECT_TRUE(r.capture.expired()) << id << ": its callback was never released";
+      Result<JobInfo> info = s->Info(r.id);
+      ASSERT_TRUE(info.ok()) << id;
+      if (r.cancelled.load()) {
+        EXPECT_EQ(info->state, JobState::kCancelled) << id;
+        ++cancelled;
+      } else {
+        EXPECT_EQ(info->state, JobState::kCompleted) << id;
+        EXPECT_GE(r.runs.load(), 1) << id;
+        ++completed;
+        completed_runs += static_cast<uint64_t>(r.runs.load());
+      }
+      runs += static_cast<uint64_t>(r.runs.load());
+    }
+  }
+  const Stats stats = s->GetStats();
+  EXPECT_EQ(stats.cancelled, cancelled);
+  // A run under way when its job is cancelled does not count as succeeded.
+  EXPECT_GE(stats.succeeded, completed_runs);
+  EXPECT_LE(stats.succeeded, runs);
+  EXPECT_EQ(stats.pending, 0u);
+  EXPECT_GT(cancelled, 1'000u);
+  EXPECT_GT(completed, 1'000u);
 }
 
 }  // namespace
