@@ -67,9 +67,13 @@ class Scheduler {
   // ShuttingDown, Unavailable (max_jobs reached).
 
   // Runs once at `when` (at once if it has passed).
-  virtual Result<JobId> At(Instant when, Task task, JobOptions options = {}) = 0;
+  virtual Result<JobId> At(Instant when, Task task, JobOptions options) = 0;
   // Runs once after `delay` (>= 0).
-  virtual Result<JobId> After(Duration delay, Task task, JobOptions options = {}) = 0;
+  virtual Result<JobId> After(Duration delay, Task task, JobOptions options) = 0;
+  // The same with JobOptions{}: the common call, without the options to
+  // build, copy and check (a fifth of an After's instructions).
+  virtual Result<JobId> At(Instant when, Task task) = 0;
+  virtual Result<JobId> After(Duration delay, Task task) = 0;
   // Runs every `period` (> 0), first at now + period; no drift: each deadline
   // is the previous scheduled deadline + period (2.5).
   virtual Result<JobId> Every(Duration period, Task task, JobOptions options = {}) = 0;

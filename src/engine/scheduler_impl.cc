@@ -123,14 +123,25 @@ Result<JobId> SchedulerImpl::At(Instant when, Task task, JobOptions options) {
 }
 
 Result<JobId> SchedulerImpl::After(Duration delay, Task task, JobOptions options) {
-  if (delay.count() < 0) {
-    return Status::InvalidArgument("delay: must not be negative, got " +
-                                   std::to_string(delay.count()) + "ns");
+  if (!IsDefault(options)) {
+    if (delay.count() < 0) return NegativeDelay(delay);
+    Plan p;
+    p.delay = delay;
+    return Submit(p, task, options);
   }
-  if (IsDefault(options)) return SubmitOnce(Instant(), &delay, task);
-  Plan p;
-  p.delay = delay;
-  return Submit(p, task, options);
+  return After(delay, std::move(task));
+}
+
+Result<JobId> SchedulerImpl::At(Instant when, Task task) { return SubmitOnce(when, nullptr, task); }
+
+Result<JobId> SchedulerImpl::After(Duration delay, Task task) {
+  if (delay.count() < 0) return NegativeDelay(delay);
+  return SubmitOnce(Instant(), &delay, task);
+}
+
+Status SchedulerImpl::NegativeDelay(Duration delay) {
+  return Status::InvalidArgument("delay: must not be negative, got " +
+                                 std::to_string(delay.count()) + "ns");
 }
 
 Result<JobId> SchedulerImpl::Every(Duration period, Task task, JobOptions options) {
@@ -203,15 +214,20 @@ static bool NeedsCold(const JobOptions& o, JobKind kind) {
 
 // A waiting record for a new job of `kind` that runs `task`; kNoIndex when a
 // job limit is reached (Full says which). REQUIRES mu_.
+inline bool SchedulerImpl::IsFull() const {
+  return (options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) ||
+         (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots);
+}
+
+// Full, unless cancels queued for DrainCancels make room. REQUIRES mu_.
+bool SchedulerImpl::FullAfterDrain() {
+  DrainCancels(clock_->NowCoarse(), SIZE_MAX);
+  return IsFull();
+}
+
 inline uint32_t SchedulerImpl::NewJob(JobKind kind, Task& task) {
-  if ((options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) ||
-      (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots)) [[unlikely]] {
-    // Full, unless cancels queued for DrainCancels make room.
-    DrainCancels(clock_->NowCoarse(), SIZE_MAX);
-    if ((options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) ||
-        (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots)) {
-      return kNoIndex;
-    }
+  if (IsFull() && FullAfterDrain()) [[unlikely]] {
+    return kNoIndex;
   }
   const uint32_t slot = jobs_.Allocate();
   Job& j = jobs_[slot];
@@ -712,10 +728,7 @@ Status SchedulerImpl::Resume(JobRef ref) {
 }
 
 Status SchedulerImpl::SetDelay(JobRef ref, Duration delay) {
-  if (delay.count() < 0) {
-    return Status::InvalidArgument("delay: must not be negative, got " +
-                                   std::to_string(delay.count()) + "ns");
-  }
+  if (delay.count() < 0) return NegativeDelay(delay);
   {
     Lock l = Acquire();
     if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");

@@ -48,6 +48,8 @@ class SchedulerImpl final : public Scheduler {
 
   Result<JobId> At(Instant when, Task task, JobOptions options) override;
   Result<JobId> After(Duration delay, Task task, JobOptions options) override;
+  Result<JobId> At(Instant when, Task task) override;
+  Result<JobId> After(Duration delay, Task task) override;
   Result<JobId> Every(Duration period, Task task, JobOptions options) override;
   Result<JobId> Every(Duration period, Instant first, Task task, JobOptions options) override;
   Result<JobId> Cron(std::string_view expr, std::string_view tz, Task task,
@@ -111,7 +113,10 @@ class SchedulerImpl final : public Scheduler {
   Result<JobId> Submit(Plan& plan, Task& task, const JobOptions& options);
   Result<JobId> SubmitOnce(Instant at, const Duration* delay, Task& task);
   uint32_t NewJob(JobKind kind, Task& task);
+  bool IsFull() const;
+  [[gnu::noinline]] bool FullAfterDrain();
   Status Full() const;
+  static Status NegativeDelay(Duration delay);
   Status ValidateOptions(const JobOptions& o) const;
   Result<uint32_t> ParentOf(const JobOptions& options);
   Result<std::optional<JobId>> ClaimKey(const JobOptions& options);

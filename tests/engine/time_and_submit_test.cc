@@ -110,6 +110,15 @@ TEST_F(EngineTest, Engine_2_2_EverySubmissionReturnsAnIdOrATypedError) {
   EXPECT_TRUE(HasCode(s_->Cancel("no-such-job"), StatusCode::kNotFound));
   EXPECT_TRUE(HasCode(s_->Pause(JobId(12345, 1)), StatusCode::kNotFound));
   EXPECT_TRUE(HasCode(s_->After(seconds(-1), [] {}).status(), StatusCode::kInvalidArgument));
+  // The same through the form with options, default and not.
+  EXPECT_TRUE(HasCode(s_->After(
+                            seconds(-1), [] {}, JobOptions{})
+                          .status(),
+                      StatusCode::kInvalidArgument));
+  EXPECT_TRUE(HasCode(s_->After(
+                            seconds(-1), [] {}, o)
+                          .status(),
+                      StatusCode::kInvalidArgument));
   (void)s_->Shutdown(seconds(1));
   EXPECT_TRUE(HasCode(s_->After(seconds(1), [] {}).status(), StatusCode::kShuttingDown));
   EXPECT_TRUE(HasCode(s_->Cancel(*a), StatusCode::kShuttingDown));
