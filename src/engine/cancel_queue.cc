@@ -57,6 +57,7 @@ CancelQueue::Ring& CancelQueue::Register() {
   {
     std::lock_guard<std::mutex> l(rings_mu_);
     rings_.push_back(ring);
+    ring_count_.store(rings_.size(), std::memory_order_release);
   }
   t.serial = serial_;
   t.ring = ring.get();
@@ -87,6 +88,9 @@ void CancelQueue::Recycle(Ring& ring, Chunk* chunk) {
 }
 
 size_t CancelQueue::Backlog() const {
+  // A thread's ring is registered before its first push: with none, none is
+  // queued.
+  if (ring_count_.load(std::memory_order_acquire) == 0) return 0;
   size_t n = 0;
   std::lock_guard<std::mutex> l(rings_mu_);
   for (const std::shared_ptr<Ring>& ring : rings_) {

@@ -87,6 +87,9 @@ class CancelQueue {
   const uint64_t serial_;        // tells this queue from any other, even at the same address
   mutable std::mutex rings_mu_;  // the list; a ring's contents are its producer's and consumer's
   std::vector<std::shared_ptr<Ring>> rings_;
+  // rings_.size(), for Backlog's answer without the list's lock when no
+  // thread has cancelled.
+  std::atomic<size_t> ring_count_{0};
 };
 
 template <class F>
@@ -122,6 +125,7 @@ size_t CancelQueue::Take(size_t max, F&& f) {
                          ring.published.load(std::memory_order_relaxed)) {
       rings_[i] = std::move(rings_.back());
       rings_.pop_back();
+      ring_count_.store(rings_.size(), std::memory_order_relaxed);
       continue;
     }
     ++i;
