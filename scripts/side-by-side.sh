@@ -5,8 +5,10 @@
 #   scripts/side-by-side.sh [OUT_DIR] [REPEATS]     (default: side-by-side, 3)
 # Writes OUT_DIR/peers.jsonl (each line with "host_steal_pct" added, as ax's
 # own lines carry it), ax.jsonl, ax-slack.jsonl (W4 with 1 ms of timer
-# slack), ax-probe.jsonl (W2 --probe) and ax10m.jsonl (10 M jobs). Summarise
-# with: ../shared/peers/summarize --range OUT_DIR/peers.jsonl OUT_DIR/ax.jsonl
+# slack), ax-probe.jsonl (W2 --probe), peers10m.jsonl and ax10m.jsonl (W1 at
+# 10 M jobs; and ax's W3 beside 10 M). Summarise with:
+#   ../shared/peers/summarize --range OUT_DIR/peers.jsonl OUT_DIR/ax.jsonl
+#   ../shared/peers/summarize --range OUT_DIR/peers10m.jsonl OUT_DIR/ax10m.jsonl
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-side-by-side}
@@ -41,5 +43,9 @@ for _ in $(seq "$repeats"); do
   "$ax" bench W2 --probe >> "$out/ax-probe.jsonl" || true
 done
 "$ax" bench idle >> "$out/ax.jsonl" || true
-"$ax" bench W1 --n 10000000 >> "$out/ax10m.jsonl" || true
+# W1 at 10 M jobs, every system, interleaved the same way.
+for _ in $(seq "$repeats"); do
+  for p in asio libuv go naive; do peer "$p" W1 --n 10000000 >> "$out/peers10m.jsonl"; done
+  "$ax" bench W1 --n 10000000 >> "$out/ax10m.jsonl" || true
+done
 "$ax" bench W3 --background 10000000 >> "$out/ax10m.jsonl" || true

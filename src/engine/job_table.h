@@ -125,12 +125,15 @@ struct Job {
   // the cancelling threads. REQUIRES the lock, and a closed gate.
   void Open() { gen_gate.store(GateWord(gen(), Gate::kOpen), std::memory_order_release); }
   // Closes an open gate; false when a cancel won it first (the gate says
-  // cancelling until the lock's side has finished the cancel).
+  // cancelling until the lock's side has finished the cancel). A closed gate
+  // stays closed without the lock: no locked instruction then.
   bool Close() {
-    uint32_t open = GateWord(gen(), Gate::kOpen);
-    return gen_gate.compare_exchange_strong(open, GateWord(gen(), Gate::kClosed),
-                                            std::memory_order_acquire) ||
-           static_cast<Gate>(open & 3) != Gate::kCancelling;
+    uint32_t w = gen_gate.load(std::memory_order_acquire);
+    if (static_cast<Gate>(w & 3) == Gate::kOpen &&
+        gen_gate.compare_exchange_strong(w, w & ~uint32_t{3}, std::memory_order_acquire)) {
+      return true;
+    }
+    return static_cast<Gate>(w & 3) != Gate::kCancelling;
   }
   std::atomic<uint32_t> gen_gate{0};
   JobState state = JobState::kWaiting;
