@@ -212,19 +212,21 @@ static bool NeedsCold(const JobOptions& o, JobKind kind) {
          o.overlap != Defaults().overlap || o.misfire != Defaults().misfire;
 }
 
-// A waiting record for a new job of `kind` that runs `task`; kNoIndex when a
-// job limit is reached (Full says which). REQUIRES mu_.
+// A job limit is reached. REQUIRES mu_.
 inline bool SchedulerImpl::IsFull() const {
   return (options_.max_jobs != 0 && LiveJobs() >= options_.max_jobs) ||
          (jobs_.size() >= kMaxSlots && jobs_.live() >= kMaxSlots);
 }
 
-// Full, unless cancels queued for DrainCancels make room. REQUIRES mu_.
+// Full, unless cancels queued for DrainCancels make room (they count as live
+// until drained). REQUIRES mu_.
 bool SchedulerImpl::FullAfterDrain() {
   DrainCancels(clock_->NowCoarse(), SIZE_MAX);
   return IsFull();
 }
 
+// A waiting record for a new job of `kind` that runs `task`; kNoIndex when a
+// job limit is reached (Full says which). REQUIRES mu_.
 inline uint32_t SchedulerImpl::NewJob(JobKind kind, Task& task) {
   if (IsFull() && FullAfterDrain()) [[unlikely]] {
     return kNoIndex;

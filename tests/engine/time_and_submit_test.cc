@@ -181,6 +181,31 @@ TEST_F(EngineTest, Engine_2_2_MaxJobsBoundsTheLiveJobs) {
   EXPECT_TRUE(HasCode(s_->After(seconds(1), [] {}).status(), StatusCode::kUnavailable));
 }
 
+// On the system clock a cancel without the lock is queued for the scheduler
+// thread's drain (within 50 ms); meanwhile the job already counts out of
+// max_jobs, the gauges and the states.
+TEST(EngineSystemClock, Engine_2_2_ACancelWithoutTheLockCountsOutAtOnce) {
+  SchedulerOptions o;
+  o.max_jobs = 3;
+  auto s = std::move(Scheduler::Create(o).value());
+  std::vector<JobId> ids;
+  for (int i = 0; i < 3; ++i) ids.push_back(s->After(std::chrono::hours(1), [] {}).value());
+  EXPECT_TRUE(HasCode(s->After(std::chrono::hours(1), [] {}).status(), StatusCode::kUnavailable));
+  AX_ASSERT_OK(s->Cancel(ids[1]));
+  EXPECT_EQ(s->Info(ids[1])->state, JobState::kCancelled);
+  EXPECT_TRUE(HasCode(s->Cancel(ids[1]), StatusCode::kInvalidState));
+  EXPECT_TRUE(HasCode(s->SetDelay(ids[1], seconds(1)), StatusCode::kInvalidState));
+  Stats stats = s->GetStats();
+  EXPECT_EQ(stats.pending, 2u);
+  EXPECT_EQ(stats.cancelled, 1u);
+  EXPECT_EQ(s->List(JobState::kCancelled, 10).size(), 1u);
+  EXPECT_EQ(s->List(JobState::kWaiting, 10).size(), 2u);
+  ASSERT_TRUE(s->After(std::chrono::hours(1), [] {}).ok());
+  stats = s->GetStats();
+  EXPECT_EQ(stats.pending, 3u);
+  EXPECT_EQ(stats.cancelled, 1u);
+}
+
 TEST_F(EngineTest, Engine_2_2_StaleIdIsNotFoundNeverAnotherJob) {
   Start(2, [](SchedulerOptions& o) { o.retention = seconds(1); });
   Result<JobId> a = s_->After(seconds(1), [] {});
