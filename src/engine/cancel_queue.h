@@ -43,7 +43,8 @@ class CancelQueue {
   // ids, each thread's in the order it pushed them; returns how many.
   template <class F>
   size_t Take(size_t max, F&& f);
-  // The consumer: ids pushed and not taken yet.
+  // Any thread: ids pushed and not taken yet, as of some moment during the
+  // call.
   size_t Backlog() const;
 
   struct Chunk {
