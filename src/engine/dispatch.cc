@@ -189,7 +189,10 @@ int64_t SchedulerImpl::NextWake(bool jobs) {
 // shutting down, at once. Returns whether more are queued.
 bool SchedulerImpl::MaybeDrainCancels(Instant now) {
   const size_t queued = cancels_.Backlog();
-  if (queued == 0) return false;
+  if (queued == 0) {
+    cancels_seen_ = kInstantMax;
+    return false;
+  }
   if (cancels_seen_ == kInstantMax) cancels_seen_ = now;
   if (manual_clock_ || shutting_down_ || queued >= kDrainBatch || now < cancels_seen_ ||
       now - cancels_seen_ >= kDrainAge) {

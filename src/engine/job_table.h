@@ -206,15 +206,12 @@ class Slab {
     if (free_count_ > 0) return free_[--free_count_];
     if (size_ == records_.size()) [[unlikely]] {
       records_.EnsureIndex(size_);
-      if (peekable_) addressable_.store(records_.size(), std::memory_order_release);
+      addressable_.store(records_.size(), std::memory_order_release);
     }
     return size_++;
   }
   // Lets other threads Peek while the owner allocates.
-  void AllowPeek() {
-    records_.ReserveAll();
-    peekable_ = true;
-  }
+  void AllowPeek() { records_.ReserveAll(); }
   // Record i, from any thread without the owner's lock, or null when it was
   // never allocated. Its fields are the owner's but for those that say
   // otherwise (atomics). REQUIRES AllowPeek().
@@ -238,7 +235,6 @@ class Slab {
   ChunkedArray<uint32_t> free_;
   uint32_t free_count_ = 0;
   uint32_t size_ = 0;
-  bool peekable_ = false;
   std::atomic<size_t> addressable_{0};  // records_.size(), for Peek
 };
 

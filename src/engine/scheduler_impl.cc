@@ -628,11 +628,18 @@ bool SchedulerImpl::CancelOpen(JobId id) {
 }
 
 size_t SchedulerImpl::DrainCancels(Instant now, size_t max) {
+  draining_.clear();
+  const size_t taken = cancels_.Take(max, [this](JobId id) { draining_.push_back(id); });
   // The records and wheel states are cache-cold: keep loads in flight.
   constexpr size_t kAhead = 16;
-  std::array<JobId, kAhead> ahead;
-  size_t n = 0;
-  auto finish = [&](JobId id) {
+  auto prefetch = [this](JobId id) {
+    jobs_.Prefetch(id.slot());
+    wheel_.Prefetch(id.slot());
+  };
+  for (size_t i = 0; i < std::min(taken, kAhead); ++i) prefetch(draining_[i]);
+  for (size_t i = 0; i < taken; ++i) {
+    if (i + kAhead < taken) prefetch(draining_[i + kAhead]);
+    const JobId id = draining_[i];
     Job& j = jobs_[id.slot()];
     // Cancelling until now; its callable was released by the canceller.
     j.gen_gate.store(Job::GateWord(id.generation(), Gate::kClosed), std::memory_order_relaxed);
@@ -640,16 +647,8 @@ size_t SchedulerImpl::DrainCancels(Instant now, size_t max) {
     SetState(j, JobState::kCancelled);
     ++stats_.cancelled;
     Remember({id.slot(), id.generation(), now});
-  };
-  const size_t taken = cancels_.Take(max, [&](JobId id) {
-    jobs_.Prefetch(id.slot());
-    wheel_.Prefetch(id.slot());
-    JobId& slot = ahead[n++ % kAhead];
-    if (n > kAhead) finish(slot);
-    slot = id;
-  });
-  for (size_t i = n > kAhead ? n - kAhead : 0; i < n; ++i) finish(ahead[i % kAhead]);
-  if (taken < max || cancels_.Backlog() == 0) cancels_seen_ = kInstantMax;
+  }
+  if (taken < max) cancels_seen_ = kInstantMax;
   return taken;
 }
 

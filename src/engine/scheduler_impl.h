@@ -302,6 +302,7 @@ class SchedulerImpl final : public Scheduler {
   // few seconds, and those pauses were W3's p99.9.
   ChunkedFifo<Retired> retired_;
   Instant cancels_seen_ = kInstantMax;  // when the scheduler thread saw the first queued
+  std::vector<JobId> draining_;         // scratch of DrainCancels
   std::vector<Event> dead_letters_;
   // Records in use by state, kept by SetState: GetStats's gauges without a
   // scan of every record under the lock (2.4 ms at a million jobs).

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -224,15 +225,17 @@ TEST(EngineStress, Engine_2_3_CancelsWithoutTheLockAgreeWithRuns) {
     });
   }
   for (auto& th : threads) th.join();
-  const auto until = std::chrono::steady_clock::now() + seconds(30);
-  do {
-    ASSERT_TRUE(s->WaitIdle(seconds(30)));
-    std::this_thread::sleep_for(milliseconds(5));  // the last deadlines are a few ms away
-  } while (s->GetStats().pending > 0 && std::chrono::steady_clock::now() < until);
+  // Every deadline set above is at most 10 ms after its call: a job due
+  // later than all of them fires after all of them were handed out
+  // (deadline order), and WaitIdle then waits for their runs.
+  std::promise<void> last_fired;
+  ASSERT_TRUE(s->After(milliseconds(20), [&last_fired] { last_fired.set_value(); }).ok());
+  ASSERT_EQ(last_fired.get_future().wait_for(seconds(30)), std::future_status::ready);
+  ASSERT_TRUE(s->WaitIdle(seconds(30)));
   uint64_t cancelled = 0;
   uint64_t completed = 0;
-  uint64_t runs = 0;            // every callback that ran
-  uint64_t completed_runs = 0;  // of those, the runs of jobs not cancelled
+  uint64_t runs = 1;            // every callback that ran: the last job's, and those below
+  uint64_t completed_runs = 1;  // of those, the runs of jobs not cancelled
   for (int t = 0; t < kCallers; ++t) {
     for (int i = 0; i < kJobs; ++i) {
       const PlainRecord& r = jobs[t][i];
