@@ -37,7 +37,9 @@ struct SlotChunk {
 // VM the first write to a fresh 4 KiB page costs 12 µs (3,000 chunks, 36 ms,
 // for a million pending jobs), with or without MapIn before it. The pool
 // keeps kReserve allocated chunks that the thread touches, and takes them once
-// it is done; if it is not, the pool allocates one on the spot, as before. A
+// it is done; if it is not, the pool allocates one on the spot, as before.
+// The reserve covers the 1.6-1.8 ms the thread may spend faulting in a huge
+// page for another array first (16 chunks did not: docs/engine.md). A
 // small wheel (fewer than kReserveFrom chunks, some 20,000 entries) keeps no
 // reserve and starts no thread.
 class ChunkPool {
@@ -53,7 +55,7 @@ class ChunkPool {
 
  private:
   static constexpr size_t kMaxIdle = 256;  // 1 MiB
-  static constexpr size_t kReserve = 16;   // 64 KiB
+  static constexpr size_t kReserve = 64;   // 256 KiB
   static constexpr size_t kReserveFrom = 64;
   // Refills idle_ from the reserve, or with fresh chunks, and asks for the
   // next reserve.
