@@ -3,7 +3,8 @@
 // duration_s a mutator thread changes randomly chosen tasks at n/3 changes
 // per second, alternately SetPeriod(new period) and SetDelay(new delay)
 // (both log-uniform in [100 ms, 1 h]), timing each public call on the steady
-// clock. Callbacks record ax's clock − RunContext::scheduled_at().
+// clock (each burst's ids are read from the harness's table before its first
+// call is timed). Callbacks record ax's clock − RunContext::scheduled_at().
 // Keys: changes_per_s, change_ns_p50, change_ns_p99, fires, lateness_us_p99,
 // early_fires, cpu_ms.
 #include <algorithm>
