@@ -35,8 +35,19 @@ constexpr Duration kStageGap = std::chrono::microseconds(100);
 // (each a futex sleep and wake when contended) and fired 15-20 % faster; the
 // age bound keeps a job's state from lagging its run by more than that
 // (plus the run in progress) while a worker stays busy.
+//
+// A worker with work left does not wait for the lock, though: if another
+// thread holds it, the worker runs on and tries again after its next run,
+// up to kDeferFlush times the batch or the age; only then, or when it runs
+// out of work, does it wait. During W2's drain the scheduler thread holds
+// the lock for a batch of due jobs at a time, and a worker that slept on it
+// lost its core's time to the hand-over: with the wait deferred, the
+// scheduler thread's yields to threads asleep on the lock went from 10,389
+// to 1,189 a run, and W2 drained 7-12 % more fires a second at 2-7 % less
+// CPU (medians of two sets of 10 interleaved runs).
 constexpr size_t kFlushRuns = 1024;
 constexpr Duration kFlushAge = std::chrono::milliseconds(1);
+constexpr int kDeferFlush = 4;
 // Longest the scheduler thread waits for threads asleep on its lock to get it
 // (LetSleepersIn).
 constexpr std::chrono::microseconds kSleeperWait(200);
@@ -450,7 +461,11 @@ void SchedulerImpl::Execute(Run& r, int worker) {
                                 StopToken(&r.stop));
       local.finished.push_back({&r, Invoke(*r.task, fast_ctx)});
       const Instant first = local.finished.front().run->started_at;
-      if (local.finished.size() >= kFlushRuns || r.started_at - first >= kFlushAge) Flush(worker);
+      const size_t count = local.finished.size();
+      const Duration age = r.started_at - first;
+      if (count >= kFlushRuns || age >= kFlushAge) {
+        Flush(worker, count < kDeferFlush * kFlushRuns && age < kDeferFlush * kFlushAge);
+      }
       return;
     }
   }
@@ -486,24 +501,29 @@ Status SchedulerImpl::Invoke(Task& task, const RunContext& ctx) {
   }
 }
 
-void SchedulerImpl::Flush(int worker) {
+void SchedulerImpl::Flush(int worker, bool may_defer) {
   WorkerLocal& local = local_[static_cast<size_t>(worker)];
   std::vector<Finished>& done = local.finished;
   if (done.empty()) return;
-  std::vector<Task> released(done.size());
-  {
-    Lock l = Acquire();
-    const Instant now = clock_->Now();
-    local.executing.fetch_sub(done.size(), std::memory_order_relaxed);
-    for (size_t i = 0; i < done.size(); ++i) {
-      Run& r = *done[i].run;
-      stats_.lateness.Record(ToUnixNanos(r.started_at) - ToUnixNanos(r.scheduled));
-      if (done[i].status.ok() && CompletePlain(r, now, released[i])) continue;
-      if (!r.resolved) Resolve(r.index, done[i].status, now);
-      ReleaseRun(r.index, released[i]);
-    }
-    NotifyIfNoneExecuting();
+  std::vector<Task>& released = local.released;
+  released.resize(done.size());
+  Lock l(mu_, std::defer_lock);
+  if (may_defer) {
+    if (!l.try_lock()) return;
+  } else {
+    Relock(l);
   }
+  const Instant now = clock_->Now();
+  local.executing.fetch_sub(done.size(), std::memory_order_relaxed);
+  for (size_t i = 0; i < done.size(); ++i) {
+    Run& r = *done[i].run;
+    stats_.lateness.Record(ToUnixNanos(r.started_at) - ToUnixNanos(r.scheduled));
+    if (done[i].status.ok() && CompletePlain(r, now, released[i])) continue;
+    if (!r.resolved) Resolve(r.index, done[i].status, now);
+    ReleaseRun(r.index, released[i]);
+  }
+  NotifyIfNoneExecuting();
+  l.unlock();
   const auto n = static_cast<uint64_t>(done.size());
   done.clear();
   released.clear();  // captures die here, unlocked

@@ -188,7 +188,9 @@ class SchedulerImpl final : public Scheduler {
 
   // ---- runs (worker threads)
   void Execute(Run& r, int worker);
-  void Flush(int worker);
+  // Resolves the worker's finished plain runs under the lock; with
+  // `may_defer`, only if the lock is free (kDeferFlush in dispatch.cc).
+  void Flush(int worker, bool may_defer = false);
   static Status Invoke(Task& task, const RunContext& ctx);
   bool Start(uint32_t run, Task*& task, std::optional<RunContext>& ctx);
   // Decides the outcome of an attempt. REQUIRES mu_.
@@ -249,6 +251,7 @@ class SchedulerImpl final : public Scheduler {
   // their cores; so did one shared count of the runs executing.
   struct alignas(64) WorkerLocal {
     std::vector<Finished> finished;
+    std::vector<Task> released;  // Flush's, kept for its capacity
     // Plain runs this worker started and has not flushed yet. Raised by the
     // worker alone, lowered under mu_ (Flush), read by Executing().
     std::atomic<uint64_t> executing{0};
