@@ -455,7 +455,8 @@ void SchedulerImpl::Execute(Run& r, int worker) {
     const bool stopping = stopping_runs_.load(std::memory_order_acquire);
     WorkerLocal& local = local_[static_cast<size_t>(worker)];
     if (!stopping && r.phase.compare_exchange_strong(queued, kStarted, std::memory_order_acq_rel)) {
-      local.executing.fetch_add(1, std::memory_order_relaxed);
+      local.executing.store(local.executing.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_relaxed);
       r.started_at = clock_->Now();
       const RunContext fast_ctx(JobId(r.job, r.gen), {}, r.attempt, r.scheduled,
                                 StopToken(&r.stop));
@@ -514,7 +515,8 @@ void SchedulerImpl::Flush(int worker, bool may_defer) {
     Relock(l);
   }
   const Instant now = clock_->Now();
-  local.executing.fetch_sub(done.size(), std::memory_order_relaxed);
+  local.executing.store(local.executing.load(std::memory_order_relaxed) - done.size(),
+                        std::memory_order_relaxed);
   for (size_t i = 0; i < done.size(); ++i) {
     Run& r = *done[i].run;
     stats_.lateness.Record(ToUnixNanos(r.started_at) - ToUnixNanos(r.scheduled));

@@ -252,8 +252,10 @@ class SchedulerImpl final : public Scheduler {
   struct alignas(64) WorkerLocal {
     std::vector<Finished> finished;
     std::vector<Task> released;  // Flush's, kept for its capacity
-    // Plain runs this worker started and has not flushed yet. Raised by the
-    // worker alone, lowered under mu_ (Flush), read by Executing().
+    // Plain runs this worker started and has not flushed yet. Written by
+    // the worker alone (raised in Execute, lowered in Flush under mu_), so
+    // with a plain store, not a locked read-modify-write; read by
+    // Executing().
     std::atomic<uint64_t> executing{0};
   };
 
