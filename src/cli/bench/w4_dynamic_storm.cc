@@ -37,6 +37,69 @@ struct Change {
   int64_t value_ns;
 };
 
+// Schedules one periodic task per period; each fire records its lateness
+// (its first `cap` fires). Returns how many Every calls failed.
+long ScheduleTasks(Scheduler& s, const std::vector<int64_t>& periods, size_t cap,
+                   std::vector<JobId>& ids) {
+  long errors = 0;
+  for (size_t i = 0; i < periods.size(); ++i) {
+    Result<JobId> id = s.Every(Duration(periods[i]), [cap](const RunContext& ctx) {
+      const int64_t l = AxNowNs() - ToUnixNanos(ctx.scheduled_at());
+      const size_t k = static_cast<size_t>(fires.fetch_add(1, std::memory_order_relaxed));
+      if (k < cap) lateness[k] = l;
+      if (l < 0) early.fetch_add(1, std::memory_order_relaxed);
+    });
+    if (id.ok()) {
+      ids[i] = *id;
+    } else {
+      ++errors;
+    }
+  }
+  return errors;
+}
+
+// Alternately SetPeriod and SetDelay of random tasks, values log-uniform in
+// [100 ms, 1 h].
+std::vector<Change> MakeChanges(Rng& rng, size_t n, size_t total) {
+  std::vector<Change> changes(total);
+  for (size_t k = 0; k < total; ++k) {
+    changes[k].task = static_cast<uint32_t>(rng.Below(n));
+    changes[k].period = k % 2 == 0;
+    changes[k].value_ns = static_cast<int64_t>(rng.LogUniform(0.1, 3600) * 1e9);
+  }
+  return changes;
+}
+
+// Makes changes [from, to) back to back, timing each call; returns `to`.
+// The burst's ids are looked up before any call is timed: a random read of
+// the harness's own table of ids missed the cache after the mutator's sleep,
+// and cost a quarter of a change's time inside its timing.
+size_t ChangeBurst(Scheduler& s, const std::vector<Change>& changes, const std::vector<JobId>& ids,
+                   size_t from, size_t to, std::vector<int64_t>& change_ns, long& errors) {
+  std::array<JobId, kMaxBurst> burst_ids;
+  for (size_t k = from; k < to; ++k) burst_ids[k - from] = ids[changes[k].task];
+  for (size_t k = from; k < to; ++k) {
+    const Change& c = changes[k];
+    const int64_t a = SteadyNs();
+    const Status st = c.period ? s.SetPeriod(burst_ids[k - from], Duration(c.value_ns))
+                               : s.SetDelay(burst_ids[k - from], Duration(c.value_ns));
+    change_ns[k] = SteadyNs() - a;
+    if (!st.ok()) ++errors;
+  }
+  return to;
+}
+
+// The first `recorded` lateness slots that a fire wrote, sorted.
+std::vector<int64_t> SortedLateness(const std::vector<int64_t>& lat, size_t recorded) {
+  std::vector<int64_t> v;
+  v.reserve(recorded);
+  for (size_t k = 0; k < recorded; ++k) {
+    if (lat[k] != kNotFired) v.push_back(lat[k]);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
 }  // namespace
 
 void RunW4(const BenchArgs& args) {
@@ -51,32 +114,14 @@ void RunW4(const BenchArgs& args) {
 
   std::vector<int64_t> periods(n);
   for (size_t i = 0; i < n; ++i) periods[i] = static_cast<int64_t>(rng.LogUniform(0.1, 3600) * 1e9);
-  std::vector<Change> changes(total);
-  for (size_t k = 0; k < total; ++k) {
-    changes[k].task = static_cast<uint32_t>(rng.Below(n));
-    changes[k].period = k % 2 == 0;
-    changes[k].value_ns = static_cast<int64_t>(rng.LogUniform(0.1, 3600) * 1e9);
-  }
+  const std::vector<Change> changes = MakeChanges(rng, n, total);
   const size_t cap = std::min<size_t>(kMaxRecorded, std::max<size_t>(total * 4, n * 200));
   std::vector<int64_t> lat(cap, kNotFired);
   lateness = lat.data();
   std::vector<int64_t> change_ns(total, 0);
   std::vector<JobId> ids(n);
-  long errors = 0;
 
-  for (size_t i = 0; i < n; ++i) {
-    Result<JobId> id = s->Every(Duration(periods[i]), [cap](const RunContext& ctx) {
-      const int64_t l = AxNowNs() - ToUnixNanos(ctx.scheduled_at());
-      const size_t k = static_cast<size_t>(fires.fetch_add(1, std::memory_order_relaxed));
-      if (k < cap) lateness[k] = l;
-      if (l < 0) early.fetch_add(1, std::memory_order_relaxed);
-    });
-    if (id.ok()) {
-      ids[i] = *id;
-    } else {
-      ++errors;
-    }
-  }
+  const long errors = ScheduleTasks(*s, periods, cap, ids);
 
   const double cpu_start = ProcessCpuMs();
   const long fires_start = fires.load();
@@ -87,24 +132,12 @@ void RunW4(const BenchArgs& args) {
   int64_t p1 = p0;
   std::thread mutator([&] {
     const double cpu0 = ThreadCpuMs();
-    std::array<JobId, kMaxBurst> burst_ids;
     for (;;) {
       const int64_t now = SteadyNs();
       if (now - p0 >= duration_ns) break;
       const size_t due = std::min(total, static_cast<size_t>((now - p0) / interval_ns) + 1);
-      // The burst's ids are looked up before any call is timed: a random
-      // read of the harness's own table of ids missed the cache after the
-      // sleep, and cost a quarter of a change's time inside its timing.
-      const size_t burst = std::min(due - done, kMaxBurst);
-      for (size_t k = 0; k < burst; ++k) burst_ids[k] = ids[changes[done + k].task];
-      for (size_t k = 0; k < burst; ++k, ++done) {
-        const Change& c = changes[done];
-        const int64_t a = SteadyNs();
-        const Status st = c.period ? s->SetPeriod(burst_ids[k], Duration(c.value_ns))
-                                   : s->SetDelay(burst_ids[k], Duration(c.value_ns));
-        change_ns[done] = SteadyNs() - a;
-        if (!st.ok()) ++change_errors;
-      }
+      done = ChangeBurst(*s, changes, ids, done, std::min(due, done + kMaxBurst), change_ns,
+                         change_errors);
       if (done < due) continue;  // more than a burst due: no sleep
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -117,13 +150,8 @@ void RunW4(const BenchArgs& args) {
 
   std::vector<int64_t> times(change_ns.begin(), change_ns.begin() + static_cast<ptrdiff_t>(done));
   std::sort(times.begin(), times.end());
-  std::vector<int64_t> v;
-  const size_t recorded = std::min(cap, static_cast<size_t>(fires.load()));
-  v.reserve(recorded);
-  for (size_t k = 0; k < recorded; ++k) {
-    if (lat[k] != kNotFired) v.push_back(lat[k]);
-  }
-  std::sort(v.begin(), v.end());
+  const std::vector<int64_t> v =
+      SortedLateness(lat, std::min(cap, static_cast<size_t>(fires.load())));
   const double phase_ms = static_cast<double>(p1 - p0) / 1e6;
   const double phase_cpu = cpu - cpu_start;
 
