@@ -470,6 +470,9 @@ void SchedulerImpl::Execute(Run& r, int worker) {
       return;
     }
   }
+  // The worker's finished plain runs first: a deferred Flush would otherwise
+  // wait for the next plain run or for the worker to run out of work.
+  Flush(worker);
   {
     Lock l = Acquire();
     if (!Start(run, task, ctx)) {
