@@ -70,12 +70,12 @@ std::vector<Change> MakeChanges(Rng& rng, size_t n, size_t total) {
   return changes;
 }
 
-// Makes changes [from, to) back to back, timing each call; returns `to`.
+// Makes changes [from, to) back to back, timing each call.
 // The burst's ids are looked up before any call is timed: a random read of
 // the harness's own table of ids missed the cache after the mutator's sleep,
 // and cost a quarter of a change's time inside its timing.
-size_t ChangeBurst(Scheduler& s, const std::vector<Change>& changes, const std::vector<JobId>& ids,
-                   size_t from, size_t to, std::vector<int64_t>& change_ns, long& errors) {
+void ChangeBurst(Scheduler& s, const std::vector<Change>& changes, const std::vector<JobId>& ids,
+                 size_t from, size_t to, std::vector<int64_t>& change_ns, long& errors) {
   std::array<JobId, kMaxBurst> burst_ids;
   for (size_t k = from; k < to; ++k) burst_ids[k - from] = ids[changes[k].task];
   for (size_t k = from; k < to; ++k) {
@@ -86,7 +86,6 @@ size_t ChangeBurst(Scheduler& s, const std::vector<Change>& changes, const std::
     change_ns[k] = SteadyNs() - a;
     if (!st.ok()) ++errors;
   }
-  return to;
 }
 
 // The first `recorded` lateness slots that a fire wrote, sorted.
@@ -136,8 +135,9 @@ void RunW4(const BenchArgs& args) {
       const int64_t now = SteadyNs();
       if (now - p0 >= duration_ns) break;
       const size_t due = std::min(total, static_cast<size_t>((now - p0) / interval_ns) + 1);
-      done = ChangeBurst(*s, changes, ids, done, std::min(due, done + kMaxBurst), change_ns,
-                         change_errors);
+      const size_t to = std::min(due, done + kMaxBurst);
+      ChangeBurst(*s, changes, ids, done, to, change_ns, change_errors);
+      done = to;
       if (done < due) continue;  // more than a burst due: no sleep
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
