@@ -232,6 +232,7 @@ inline uint32_t SchedulerImpl::NewJob(JobKind kind, Task& task) {
     return kNoIndex;
   }
   const uint32_t slot = jobs_.Allocate();
+  cancels_.Ensure(slot);
   Job& j = jobs_[slot];
   j.NextGen();
   j.free = false;
@@ -607,7 +608,7 @@ bool SchedulerImpl::CancelOpen(JobId id) {
   {
     Task released = std::move(j->task);  // the captures die now (SPEC 2.3), no lock held
   }
-  const size_t queued = cancels_.Push(id);
+  const bool wake = cancels_.Mark(id.slot());
   if (manual_clock_) {
     // Tests: the job is retired as of the clock's instant now, as by the
     // locked path, before the clock can be moved on.
@@ -615,40 +616,35 @@ bool SchedulerImpl::CancelOpen(JobId id) {
     DrainCancels(clock_->Now(), SIZE_MAX);
     return true;
   }
-  // The scheduler thread drains a batch as it fills, and a first cancel
-  // within kDrainAge.
-  if (queued == 1 || queued % kDrainBatch == 0) interrupt_.Signal();
-  if (queued >= kMaxQueuedCancels) [[unlikely]] {
-    while (cancels_.Backlog() >= kMaxQueuedCancels / 2) {
-      interrupt_.Signal();
-      std::this_thread::yield();
-    }
-  }
+  // The first cancel of a burst wakes the scheduler thread, which drains
+  // them all once the burst is over (MaybeDrainCancels).
+  if (wake) interrupt_.Signal();
   return true;
 }
 
 size_t SchedulerImpl::DrainCancels(Instant now, size_t max) {
   draining_.clear();
-  const size_t taken = cancels_.Take(max, [this](JobId id) { draining_.push_back(id); });
+  const size_t taken = cancels_.Take(max, [this](uint32_t slot) { draining_.push_back(slot); });
   // The records and wheel states are cache-cold: keep loads in flight.
   constexpr size_t kAhead = 16;
-  auto prefetch = [this](JobId id) {
-    jobs_.Prefetch(id.slot());
-    wheel_.Prefetch(id.slot());
+  auto prefetch = [this](uint32_t slot) {
+    jobs_.Prefetch(slot);
+    wheel_.Prefetch(slot);
   };
   for (size_t i = 0; i < std::min(taken, kAhead); ++i) prefetch(draining_[i]);
   for (size_t i = 0; i < taken; ++i) {
     if (i + kAhead < taken) prefetch(draining_[i + kAhead]);
-    const JobId id = draining_[i];
-    Job& j = jobs_[id.slot()];
+    const uint32_t slot = draining_[i];
+    Job& j = jobs_[slot];
     // Cancelling until now; its callable was released by the canceller.
-    j.gen_gate.store(Job::GateWord(id.generation(), Gate::kClosed), std::memory_order_relaxed);
-    wheel_.Remove(id.slot());
+    assert(j.gate() == Gate::kCancelling);
+    const uint32_t gen = j.gen();
+    j.gen_gate.store(Job::GateWord(gen, Gate::kClosed), std::memory_order_relaxed);
+    wheel_.Remove(slot);
     SetState(j, JobState::kCancelled);
     ++stats_.cancelled;
-    Remember({id.slot(), id.generation(), now});
+    Remember({slot, gen, now});
   }
-  if (taken < max) cancels_seen_ = kInstantMax;
   return taken;
 }
 

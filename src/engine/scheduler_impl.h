@@ -30,7 +30,7 @@
 
 #include "ax/scheduler.h"
 
-#include "engine/cancel_queue.h"
+#include "engine/cancel_marks.h"
 #include "engine/chunked_fifo.h"
 #include "engine/event_queue.h"
 #include "engine/fast_mutex.h"
@@ -273,16 +273,16 @@ class SchedulerImpl final : public Scheduler {
   std::unique_ptr<WorkerLocal[]> local_;    // [options_.workers]; owned by that worker
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
 
-  // The cancels without the lock (CancelOpen), queued for the lock's side.
-  // The scheduler thread drains them kDrainBatch at a time, and a first one
-  // within kDrainAge; until then the job's gate tells that it is cancelled
-  // (StateOf), and the counts are corrected by the backlog.
+  // The cancels without the lock (CancelOpen), marked for the lock's side.
+  // The scheduler thread drains them once a burst of cancels is over (the
+  // count of marks has not moved for kDrainQuiet), or once the first has
+  // waited kDrainAge, kDrainBatch at a time (MaybeDrainCancels). Until then
+  // the job's gate tells that it is cancelled (StateOf), and the counts are
+  // corrected by the backlog; the job's record is reused only after.
   static constexpr size_t kDrainBatch = 4096;
-  static constexpr Duration kDrainAge = std::chrono::milliseconds(50);
-  // Beyond this many queued by one thread, it waits for the drain: the
-  // queue's memory stays bounded when cancels come faster than they drain.
-  static constexpr size_t kMaxQueuedCancels = size_t{1} << 20;
-  CancelQueue cancels_;
+  static constexpr Duration kDrainQuiet = std::chrono::milliseconds(2);
+  static constexpr Duration kDrainAge = std::chrono::seconds(5);
+  CancelMarks cancels_;
 
   alignas(64) mutable FastMutex mu_;
   // Protected by mu_.
@@ -306,8 +306,11 @@ class SchedulerImpl final : public Scheduler {
   // doubling vector copied megabytes and faulted fresh pages under mu_ every
   // few seconds, and those pauses were W3's p99.9.
   ChunkedFifo<Retired> retired_;
-  Instant cancels_seen_ = kInstantMax;  // when the scheduler thread saw the first queued
-  std::vector<JobId> draining_;         // scratch of DrainCancels
+  Instant cancels_seen_ = kInstantMax;   // when the scheduler thread saw the first marked
+  Instant cancels_moved_ = kInstantMax;  // when it saw the count of marks move last
+  uint64_t cancels_marked_ = 0;          // the count it saw then
+  bool cancels_draining_ = false;        // taking the marks there are
+  std::vector<uint32_t> draining_;       // scratch of DrainCancels
   std::vector<Event> dead_letters_;
   // Records in use by state, kept by SetState: GetStats's gauges without a
   // scan of every record under the lock (2.4 ms at a million jobs).
