@@ -605,9 +605,9 @@ bool SchedulerImpl::CancelOpen(JobId id) {
                                            std::memory_order_acquire, std::memory_order_relaxed)) {
     return false;
   }
-  {
-    Task released = std::move(j->task);  // the captures die now (SPEC 2.3), no lock held
-  }
+  // The captures die now (SPEC 2.3), no lock held, in place: the record is
+  // this thread's until it is marked.
+  j->task.Reset();
   const bool wake = cancels_.Mark(id.slot());
   if (manual_clock_) {
     // Tests: the job is retired as of the clock's instant now, as by the
