@@ -201,7 +201,8 @@ int64_t SchedulerImpl::NextWake(bool jobs) {
 // has the memory to itself, where a drain beside it, on the other core, made
 // each cancel take 1.3-2 times as long. A burst is over when the count of
 // marks has not moved for kDrainQuiet; the drain starts anyway once the first
-// mark has waited kDrainAge. It then takes the marks there are, kDrainBatch
+// mark has waited kDrainAge, or kDrainBacklog marks (half the slab, if more)
+// have been made since. It then takes the marks there are, kDrainBatch
 // at a time (the lock is let go between batches), and waits for the next
 // burst to end if more came meanwhile. With a manual clock, or shutting
 // down, at once. Returns whether it has more to take now.
@@ -209,13 +210,20 @@ bool SchedulerImpl::MaybeDrainCancels(Instant now) {
   if (!cancels_draining_) {
     if (cancels_seen_ == kInstantMax && cancels_.Armed()) return false;
     const uint64_t marked = cancels_.Marked();
-    if (cancels_seen_ == kInstantMax) cancels_seen_ = now;
+    if (cancels_seen_ == kInstantMax) {
+      cancels_seen_ = now;
+      cancels_base_ = cancels_marked_;
+    }
     if (marked != cancels_marked_ || cancels_moved_ == kInstantMax) {
       cancels_marked_ = marked;
       cancels_moved_ = now;
     }
+    // The records of jobs cancelled and not drained wait to be reused: at
+    // most a million of them, or half the slab.
+    const uint64_t most = std::max<uint64_t>(kDrainBacklog, jobs_.size() / 2);
     cancels_draining_ = manual_clock_ || shutting_down_ || now < cancels_seen_ ||
-                        now - cancels_moved_ >= kDrainQuiet || now - cancels_seen_ >= kDrainAge;
+                        now - cancels_moved_ >= kDrainQuiet || now - cancels_seen_ >= kDrainAge ||
+                        marked - cancels_base_ >= most;
     if (!cancels_draining_) return false;
   }
   if (DrainCancels(now, kDrainBatch) == kDrainBatch) return true;
@@ -226,6 +234,7 @@ bool SchedulerImpl::MaybeDrainCancels(Instant now) {
   }
   // Marked while it drained: the next burst's, drained once it is over.
   cancels_seen_ = cancels_moved_ = now;
+  cancels_base_ = cancels_marked_;
   return manual_clock_ || shutting_down_;
 }
 

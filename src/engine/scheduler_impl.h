@@ -275,13 +275,15 @@ class SchedulerImpl final : public Scheduler {
 
   // The cancels without the lock (CancelOpen), marked for the lock's side.
   // The scheduler thread drains them once a burst of cancels is over (the
-  // count of marks has not moved for kDrainQuiet), or once the first has
-  // waited kDrainAge, kDrainBatch at a time (MaybeDrainCancels). Until then
+  // count of marks has not moved for kDrainQuiet), once the first has
+  // waited kDrainAge, or once kDrainBacklog (or half the slab) were made,
+  // kDrainBatch at a time (MaybeDrainCancels). Until then
   // the job's gate tells that it is cancelled (StateOf), and the counts are
   // corrected by the backlog; the job's record is reused only after.
   static constexpr size_t kDrainBatch = 4096;
   static constexpr Duration kDrainQuiet = std::chrono::milliseconds(2);
   static constexpr Duration kDrainAge = std::chrono::seconds(5);
+  static constexpr uint64_t kDrainBacklog = uint64_t{1} << 20;
   CancelMarks cancels_;
 
   alignas(64) mutable FastMutex mu_;
@@ -309,6 +311,7 @@ class SchedulerImpl final : public Scheduler {
   Instant cancels_seen_ = kInstantMax;   // when the scheduler thread saw the first marked
   Instant cancels_moved_ = kInstantMax;  // when it saw the count of marks move last
   uint64_t cancels_marked_ = 0;          // the count it saw then
+  uint64_t cancels_base_ = 0;            // the count before the burst
   bool cancels_draining_ = false;        // taking the marks there are
   std::vector<uint32_t> draining_;       // scratch of DrainCancels
   std::vector<Event> dead_letters_;
