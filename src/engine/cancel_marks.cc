@@ -1,7 +1,6 @@
 #include "engine/cancel_marks.h"
 
 #include <bit>
-#include <cstdlib>
 
 namespace ax::internal {
 

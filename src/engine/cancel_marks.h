@@ -11,12 +11,13 @@
 //
 // An earlier version queued the ids on a chain of chunks per thread, and the
 // scheduler thread drained them every 4,096. In W1 (a million cancels in
-// random order) the caller's cancel took 160-300 ns with the queue and the
-// drain beside it, against 90-130 ns when it only marked its record: the
-// queue's chunks and the drain's writes went back and forth between the
-// cores, and every instruction between one cancel's cache miss and the
-// next's cost overlap. So a burst is now drained once it is over (the
-// scheduler's policy, SchedulerImpl::MaybeDrainCancels).
+// random order) the caller's cancel took 190-313 ns with the queue and the
+// drain beside it, against 84-108 ns when it only took its record's gate:
+// the queue's chunks went back and forth between the cores, and the drain's
+// memory work on the other core slowed the caller's cache misses. So a
+// burst is now drained once it is over (the scheduler's policy,
+// SchedulerImpl::MaybeDrainCancels); the bitmap and the drain after the
+// burst took 129-200 ns in the same minutes (docs/engine.md).
 //
 // The owner's side (Ensure, Take, Rearm) is one thread at a time, under the
 // engine lock.

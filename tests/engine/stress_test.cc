@@ -268,5 +268,53 @@ TEST(EngineStress, Engine_2_3_CancelsWithoutTheLockAgreeWithRuns) {
   EXPECT_GT(completed, 1'000u);
 }
 
+// A burst of cancels without the lock on the system clock: each job reads
+// as cancelled at once, and the scheduler thread retires them all once the
+// burst is over (SchedulerImpl::MaybeDrainCancels), so their records go back
+// to the slab. With max_retained = 1 a retired job is forgotten at once:
+// Info says NotFound, and a new job takes one of the freed records.
+TEST(EngineStress, Engine_2_3_ABurstOfCancelsIsRetiredOnceItIsOver) {
+  constexpr uint32_t kJobs = 10'000;
+  SchedulerOptions o;
+  o.workers = 1;
+  o.max_retained = 1;
+  auto s = std::move(*Scheduler::Create(o));
+  std::vector<JobId> ids;
+  for (uint32_t i = 0; i < kJobs; ++i) ids.push_back(*s->After(std::chrono::hours(1), [] {}));
+  std::vector<uint32_t> order(kJobs);
+  for (uint32_t i = 0; i < kJobs; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(5));
+  for (uint32_t i : order) ASSERT_TRUE(s->Cancel(ids[i]).ok());
+  Stats st = s->GetStats();
+  EXPECT_EQ(st.cancelled, kJobs);
+  EXPECT_EQ(st.pending, 0u);
+  // Retired (and so forgotten) within seconds: 2 ms after the burst here,
+  // then forgotten a batch at a time.
+  auto forgotten = [&] {
+    size_t n = 0;
+    for (JobId id : ids) {
+      Result<JobInfo> info = s->Info(id);
+      if (!info.ok()) {
+        EXPECT_EQ(info.status().code(), StatusCode::kNotFound);
+        ++n;
+      } else {
+        EXPECT_EQ(info->state, JobState::kCancelled);
+      }
+    }
+    return n;
+  };
+  const auto until = std::chrono::steady_clock::now() + seconds(30);
+  while (forgotten() < kJobs - 1 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
+  EXPECT_GE(forgotten(), kJobs - 1);
+  st = s->GetStats();
+  EXPECT_EQ(st.cancelled, kJobs);
+  EXPECT_EQ(st.pending, 0u);
+  Result<JobId> next = s->After(std::chrono::hours(1), [] {});
+  ASSERT_TRUE(next.ok());
+  EXPECT_LT(next->slot(), kJobs);  // a freed record
+}
+
 }  // namespace
 }  // namespace ax
