@@ -315,7 +315,11 @@ Result<JobId> SchedulerImpl::SubmitOnce(Instant at, const Duration* delay, Task&
   Lock l = Acquire();
   if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
   Instant now{};
-  if (delay != nullptr || events_) now = clock_->Now();
+  if (delay != nullptr) {
+    now = clock_->NowOrLater();  // a later start by microseconds, never an earlier one
+  } else if (events_) {
+    now = clock_->Now();
+  }
   if (delay != nullptr) {
     const std::optional<Instant> after = AddDuration(now, *delay);
     if (!after) return Status::InvalidArgument("delay: now + delay overflows the time range");
@@ -733,7 +737,7 @@ Status SchedulerImpl::SetDelay(JobRef ref, Duration delay) {
     if (!s.ok()) return s.status();
     const uint32_t slot = *s;
     Job& j = jobs_[slot];
-    const Instant now = clock_->Now();
+    const Instant now = clock_->NowOrLater();  // later by microseconds, never earlier
     std::optional<Instant> at = AddDuration(now, delay);
     if (!at) return Status::InvalidArgument("delay: now + delay overflows the time range");
     if (!j.Close()) return Status::InvalidState("set_delay: job " + IdText(slot) + " is cancelled");

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "time/tsc_estimate.h"
+
 namespace ax {
 namespace {
 
@@ -55,6 +57,12 @@ std::shared_ptr<SystemClock> SystemClock::Get() {
 }
 
 Instant SystemClock::Now() const { return FromUnixNanos(RealtimeNs()); }
+
+Instant SystemClock::NowOrLater() const {
+  static internal::TscEstimate estimate({&internal::ReadTsc, &RealtimeNs},
+                                        internal::TscIsInvariant());
+  return FromUnixNanos(estimate.NowOrLater());
+}
 
 // No time-stamp counter read: the kernel's copy of the time at its last tick.
 Instant SystemClock::NowCoarse() const {

@@ -52,6 +52,39 @@ TEST_F(EngineTest, Engine_2_1_ClockStepBackwardDelaysInstants) {
   EXPECT_EQ(runs, 1);
 }
 
+// A clock whose NowOrLater is `ahead` past Now(), as the system clock's
+// counter estimate may be.
+class AheadClock final : public Clock {
+ public:
+  AheadClock(std::shared_ptr<ManualClock> inner, Duration ahead)
+      : inner_(std::move(inner)), ahead_(ahead) {}
+  Instant Now() const override { return inner_->Now(); }
+  Instant NowOrLater() const override { return inner_->Now() + ahead_; }
+  void WaitUntil(Instant deadline, Interrupt& interrupt) override {
+    inner_->WaitUntil(deadline, interrupt);
+  }
+  bool IsManual() const override { return true; }
+
+ private:
+  std::shared_ptr<ManualClock> inner_;
+  Duration ahead_;
+};
+
+TEST_F(EngineTest, Engine_2_1_DelaysCountFromNowOrLater) {
+  const Duration ahead = std::chrono::microseconds(3);
+  for (bool observed : {false, true}) {  // the short path, and Submit's
+    Start(2, [&](SchedulerOptions& o) {
+      o.clock = std::make_shared<AheadClock>(clock_, ahead);
+      if (!observed) o.observer = nullptr;
+    });
+    Result<JobId> after = s_->After(seconds(10), [] {});
+    Result<JobId> at = s_->At(kStart + seconds(10), [] {});
+    ASSERT_TRUE(after.ok() && at.ok());
+    EXPECT_EQ(s_->Info(*after)->next_run, kStart + seconds(10) + ahead);  // never earlier
+    EXPECT_EQ(s_->Info(*at)->next_run, kStart + seconds(10));             // an instant is exact
+  }
+}
+
 TEST(SystemClock, Engine_2_1_WaitUntilReturnsOnInterrupt) {
   Interrupt i;
   auto c = SystemClock::Get();
