@@ -61,8 +61,8 @@ class Clock {
   // time-stamp read). Never used for deadlines. Default: Now().
   virtual Instant NowCoarse() const { return Now(); }
   // Now(), or up to a few microseconds later; never earlier. For deadlines
-  // counted from the present (`After`): the job starts that much later at
-  // most, never before its delay. Cheaper than Now() where the exact read
+  // counted from the present (`After`, `SetDelay`): the job starts that much
+  // later at most, never before its delay. Cheaper than Now() where the exact read
   // costs. Default: Now().
   virtual Instant NowOrLater() const { return Now(); }
   // Blocks until Now() >= deadline, `interrupt` is signalled, or the clock is
@@ -83,7 +83,7 @@ class SystemClock final : public Clock {
   // CLOCK_REALTIME_COARSE: the time at the last kernel tick.
   Instant NowCoarse() const override;
   // The processor's time-stamp counter scaled to CLOCK_REALTIME and checked
-  // against it every millisecond, 2-3.5 us ahead (src/time/tsc_estimate.h);
+  // against it every millisecond, 3-4.5 us ahead (src/time/tsc_estimate.h);
   // a CLOCK_REALTIME read where the counter is not invariant.
   Instant NowOrLater() const override;
   void WaitUntil(Instant deadline, Interrupt& interrupt) override;
