@@ -82,6 +82,8 @@ TEST_F(EngineTest, Engine_2_1_DelaysCountFromNowOrLater) {
     ASSERT_TRUE(after.ok() && at.ok());
     EXPECT_EQ(s_->Info(*after)->next_run, kStart + seconds(10) + ahead);  // never earlier
     EXPECT_EQ(s_->Info(*at)->next_run, kStart + seconds(10));             // an instant is exact
+    ASSERT_TRUE(s_->SetDelay(*at, seconds(5)).ok());
+    EXPECT_EQ(s_->Info(*at)->next_run, kStart + seconds(5) + ahead);
   }
 }
 
