@@ -196,6 +196,10 @@ struct Run {
 template <class T, int kChunkBits = 12>
 class Slab {
  public:
+  explicit Slab(size_t plain_bytes = ChunkArena::kPlainBytes) : records_(plain_bytes) {}
+  Slab(const Slab&) = delete;
+  Slab& operator=(const Slab&) = delete;
+
   T& operator[](uint32_t i) { return records_[i]; }
   const T& operator[](uint32_t i) const { return records_[i]; }
   uint32_t size() const { return size_; }

@@ -53,7 +53,7 @@ void* ChunkArena::TakePlain() {
   }
   // From the second chunk on (a small array never grows past its first),
   // the next heap chunk within the heap budget is touched ahead.
-  if (plain_ahead_ == nullptr && !plain_.empty() && handed_out_ + chunk_bytes_ <= kPlainBytes) {
+  if (plain_ahead_ == nullptr && !plain_.empty() && handed_out_ + chunk_bytes_ <= plain_bytes_) {
     plain_ahead_ = ::operator new(chunk_bytes_, kAlign);
     auto* const first = static_cast<char*>(plain_ahead_);
     std::vector<void*> pages{first};  // a byte in each page the chunk spans

@@ -5,7 +5,7 @@
 // is some 23,000 page faults -- about a third of the cost of scheduling them
 // on a virtual machine -- and random access to the records (cancel, change)
 // misses the TLB on nearly every call. So once an array has outgrown
-// kPlainBytes, its further chunks are carved one after another from large
+// kPlainBytes (or its own budget), its further chunks are carved one after another from large
 // anonymous mappings aligned to 2 MiB and marked MADV_HUGEPAGE: the kernel
 // backs them with transparent huge pages where it offers them, and faults
 // them in only as they are touched, so RSS still follows use (to within two
@@ -45,7 +45,9 @@ namespace ax::internal {
 
 class ChunkArena {
  public:
-  explicit ChunkArena(size_t chunk_bytes) : chunk_bytes_(chunk_bytes) {}
+  // Chunks of `chunk_bytes`, from the heap until `plain_bytes` are handed out.
+  explicit ChunkArena(size_t chunk_bytes, size_t plain_bytes = kPlainBytes)
+      : chunk_bytes_(chunk_bytes), plain_bytes_(plain_bytes) {}
   ~ChunkArena();
   ChunkArena(const ChunkArena&) = delete;
   ChunkArena& operator=(const ChunkArena&) = delete;
@@ -64,7 +66,7 @@ class ChunkArena {
   // Whether the chunk that brings the bytes handed out to `handed_out` comes
   // from the heap.
   bool IsPlain(size_t handed_out) const {
-    return handed_out <= kPlainBytes || chunk_bytes_ > kBlockBytes / 4;
+    return handed_out <= plain_bytes_ || chunk_bytes_ > kBlockBytes / 4;
   }
   // A heap chunk: the one touched ahead if it is ready, else a fresh one.
   void* TakePlain();
@@ -74,6 +76,7 @@ class ChunkArena {
   void Ask(void* p, size_t bytes);
 
   const size_t chunk_bytes_;
+  const size_t plain_bytes_;
   size_t handed_out_ = 0;  // bytes
   std::vector<void*> plain_;
   std::vector<Mapping> blocks_;

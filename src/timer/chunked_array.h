@@ -21,7 +21,9 @@ class ChunkedArray {
  public:
   static constexpr size_t kChunkSize = size_t{1} << kChunkBits;
 
-  ChunkedArray() = default;
+  // Heap chunks until `plain_bytes`, huge pages after (ChunkArena).
+  explicit ChunkedArray(size_t plain_bytes = ChunkArena::kPlainBytes)
+      : arena_(kChunkSize * sizeof(T), plain_bytes) {}
   ChunkedArray(const ChunkedArray&) = delete;
   ChunkedArray& operator=(const ChunkedArray&) = delete;
   ~ChunkedArray() {
@@ -73,7 +75,7 @@ class ChunkedArray {
   }
 
  private:
-  ChunkArena arena_{kChunkSize * sizeof(T)};
+  ChunkArena arena_;
   std::vector<T*> chunks_;
 };
 

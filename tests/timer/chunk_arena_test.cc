@@ -47,6 +47,20 @@ TEST(ChunkArena, ChunksAreDistinctAlignedAndWritablePastTheHeapBudget) {
   }
 }
 
+TEST(ChunkArena, AnArrayMayHaveASmallerHeapBudget) {
+  constexpr size_t kChunk = 163'840;  // a job slab chunk: 4096 records of 40 B
+  ChunkArena arena(kChunk, 2 * kChunk);
+  std::vector<uintptr_t> at;
+  for (int i = 0; i < 3; ++i) {
+    auto* p = static_cast<unsigned char*>(arena.Get());
+    std::memset(p, i, kChunk);
+    at.push_back(reinterpret_cast<uintptr_t>(p));
+  }
+  EXPECT_NE(at[0] % kHugePage, 0u);  // heap chunks
+  EXPECT_NE(at[1] % kHugePage, 0u);
+  EXPECT_EQ(at[2] % kHugePage, 0u);  // the third starts a mapping
+}
+
 // Pages holding part of [p, p + bytes) that are backed by memory (mincore).
 size_t ResidentPages(const void* p, size_t bytes) {
   const size_t head = reinterpret_cast<uintptr_t>(p) % 4096;
