@@ -34,7 +34,9 @@
 // grown past its first chunk, its next heap chunk is allocated ahead and
 // written to by MapAhead's thread (MapAhead::Touch); Get takes it if the
 // thread is done, and allocates one on the spot if not (at most one heap
-// chunk is held ahead).
+// chunk is held ahead). The helper takes longer to fault in a chunk of the
+// job slab than a fast caller takes to fill one, so the job slab's heap
+// budget is 1 MiB (SchedulerImpl::kJobPlainBytes).
 #pragma once
 
 #include <atomic>
