@@ -90,16 +90,65 @@ std::string Str(const json& j, const char* k) {
   return j[k].is_string() ? j[k].get<std::string>() : j[k].dump();
 }
 
+struct AddFlags {
+  Conn conn;
+  std::string id, in, at, every, cron, tz, url, method, data, timeout, overlap, misfire, parent;
+  std::vector<std::string> headers, exec;
+  int retry = 0;
+  std::string backoff, retry_base, retry_cap;
+  bool jitter = false;
+};
+
+// The target of `ax add`: --url (with its method, body and headers) or --exec.
+json AddTarget(const AddFlags& f) {
+  if (!f.url.empty()) {
+    json http{{"url", f.url}};
+    if (!f.method.empty()) http["method"] = f.method;
+    if (!f.data.empty()) http["body"] = f.data;
+    json headers = json::object();
+    for (const auto& h : f.headers) {
+      size_t colon = h.find(':');
+      if (colon == std::string::npos) Fail("--header: expected 'Name: value', got '" + h + "'", 2);
+      std::string v = h.substr(colon + 1);
+      while (!v.empty() && v.front() == ' ') v.erase(v.begin());
+      headers[h.substr(0, colon)] = v;
+    }
+    if (!headers.empty()) http["headers"] = headers;
+    return json{{"http", http}};
+  }
+  if (!f.exec.empty()) return json{{"exec", {{"argv", f.exec}}}};
+  Fail("give a target: --url URL or --exec PROGRAM [ARGS...]", 2);
+}
+
+// The body of POST /v1/jobs for `ax add`'s flags.
+json AddBody(const AddFlags& f) {
+  json body;
+  if (!f.id.empty()) body["id"] = f.id;
+  json sched = json::object();
+  if (!f.in.empty()) sched["in"] = f.in;
+  if (!f.at.empty()) sched["at"] = f.at;
+  if (!f.every.empty()) sched["every"] = f.every;
+  if (!f.cron.empty()) sched["cron"] = f.cron;
+  if (!f.tz.empty()) sched["tz"] = f.tz;
+  if (sched.empty()) Fail("give one of --in, --at, --every, --cron", 2);
+  body["schedule"] = sched;
+  body["target"] = AddTarget(f);
+  json retry = json::object();
+  if (f.retry > 0) retry["max_attempts"] = f.retry;
+  if (!f.backoff.empty()) retry["backoff"] = f.backoff;
+  if (!f.retry_base.empty()) retry["base"] = f.retry_base;
+  if (!f.retry_cap.empty()) retry["cap"] = f.retry_cap;
+  if (f.jitter) retry["jitter"] = true;
+  if (!retry.empty()) body["retry"] = retry;
+  if (!f.timeout.empty()) body["timeout"] = f.timeout;
+  if (!f.overlap.empty()) body["overlap"] = f.overlap;
+  if (!f.misfire.empty()) body["misfire"] = f.misfire;
+  if (!f.parent.empty()) body["parent"] = f.parent;
+  return body;
+}
+
 void AddAdd(CLI::App& app) {
-  struct Flags {
-    Conn conn;
-    std::string id, in, at, every, cron, tz, url, method, data, timeout, overlap, misfire, parent;
-    std::vector<std::string> headers, exec;
-    int retry = 0;
-    std::string backoff, retry_base, retry_cap;
-    bool jitter = false;
-  };
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<AddFlags>();
   CLI::App* c = app.add_subcommand("add", "Add a job to ax serve (POST /v1/jobs)");
   c->footer(
       "Examples:\n"
@@ -134,48 +183,7 @@ void AddAdd(CLI::App& app) {
   c->add_option("--misfire", f->misfire, "skip, once or all");
   c->add_option("--parent", f->parent, "run only after this one-shot job succeeded");
   c->callback([f] {
-    json body;
-    if (!f->id.empty()) body["id"] = f->id;
-    json sched = json::object();
-    if (!f->in.empty()) sched["in"] = f->in;
-    if (!f->at.empty()) sched["at"] = f->at;
-    if (!f->every.empty()) sched["every"] = f->every;
-    if (!f->cron.empty()) sched["cron"] = f->cron;
-    if (!f->tz.empty()) sched["tz"] = f->tz;
-    if (sched.empty()) Fail("give one of --in, --at, --every, --cron", 2);
-    body["schedule"] = sched;
-    if (!f->url.empty()) {
-      json http{{"url", f->url}};
-      if (!f->method.empty()) http["method"] = f->method;
-      if (!f->data.empty()) http["body"] = f->data;
-      json headers = json::object();
-      for (const auto& h : f->headers) {
-        size_t colon = h.find(':');
-        if (colon == std::string::npos)
-          Fail("--header: expected 'Name: value', got '" + h + "'", 2);
-        std::string v = h.substr(colon + 1);
-        while (!v.empty() && v.front() == ' ') v.erase(v.begin());
-        headers[h.substr(0, colon)] = v;
-      }
-      if (!headers.empty()) http["headers"] = headers;
-      body["target"] = json{{"http", http}};
-    } else if (!f->exec.empty()) {
-      body["target"] = json{{"exec", {{"argv", f->exec}}}};
-    } else {
-      Fail("give a target: --url URL or --exec PROGRAM [ARGS...]", 2);
-    }
-    json retry = json::object();
-    if (f->retry > 0) retry["max_attempts"] = f->retry;
-    if (!f->backoff.empty()) retry["backoff"] = f->backoff;
-    if (!f->retry_base.empty()) retry["base"] = f->retry_base;
-    if (!f->retry_cap.empty()) retry["cap"] = f->retry_cap;
-    if (f->jitter) retry["jitter"] = true;
-    if (!retry.empty()) body["retry"] = retry;
-    if (!f->timeout.empty()) body["timeout"] = f->timeout;
-    if (!f->overlap.empty()) body["overlap"] = f->overlap;
-    if (!f->misfire.empty()) body["misfire"] = f->misfire;
-    if (!f->parent.empty()) body["parent"] = f->parent;
-    json res = Call(f->conn, "POST", "/v1/jobs", body.dump());
+    json res = Call(f->conn, "POST", "/v1/jobs", AddBody(*f).dump());
     std::cout << Str(res, "id") << "\t" << Str(res, "state")
               << "\tnext_run=" << Str(res, "next_run") << "\n";
   });

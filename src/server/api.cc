@@ -169,7 +169,7 @@ void Api::Handle(const ApiRequest& req, Respond respond) {
   reply(Error(404, "NotFound", "no route for " + std::string(path)));
 }
 
-void Api::PostJobs(const ApiRequest& req, Respond respond) {
+void Api::PostJobs(const ApiRequest& req, const Respond& respond) {
   auto body = ParseJobsBody(req.body);
   if (!body.ok()) return respond(FromStatus(body.status()));
   for (size_t i = 0; i < body->jobs.size(); ++i) {

@@ -52,7 +52,7 @@ class Api {
   static ApiResponse FromStatus(const Status& s);
 
  private:
-  void PostJobs(const ApiRequest& req, Respond respond);
+  void PostJobs(const ApiRequest& req, const Respond& respond);
   ApiResponse GetJob(const std::string& id);
   ApiResponse ListJobs(std::string_view query);
   ApiResponse ChangeJob(const std::string& id, const Status& s);

@@ -21,6 +21,8 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+std::string ToString(beast::string_view v) { return {v.data(), v.size()}; }
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, Api& api, size_t body_limit)
@@ -58,9 +60,9 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     http::request<http::string_body> req = parser_->release();
     ApiRequest ar;
-    ar.method = std::string(req.method_string());
-    ar.target = std::string(req.target());
-    ar.authorization = std::string(req[http::field::authorization]);
+    ar.method = ToString(req.method_string());
+    ar.target = ToString(req.target());
+    ar.authorization = ToString(req[http::field::authorization]);
     ar.body = std::move(req.body());
     bool keep_alive = req.keep_alive();
     unsigned version = req.version();

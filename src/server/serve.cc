@@ -89,6 +89,44 @@ Result<Plan> Check(const ServeConfig& c) {
   return p;
 }
 
+// The SQLite store and the durable scheduler over it, as the plan says.
+Result<std::unique_ptr<DurableScheduler>> OpenDurable(const ServeConfig& c, const Plan& plan) {
+  SqliteStoreOptions so;
+  so.path = plan.sqlite_path;
+  so.synchronous = c.sync;
+  auto store = SqliteStore::Open(so);
+  if (!store.ok()) {
+    spdlog::error("event=store_open_failed path={} error={}", Q(so.path),
+                  Q(store.status().message()));
+    return store.status();
+  }
+  DurableOptions dopt;
+  dopt.store = std::move(store).value();
+  dopt.window = plan.window;
+  dopt.retention = plan.retention;
+  dopt.engine.workers = c.workers;
+  dopt.engine.timer_slack = plan.timer_slack;
+  dopt.engine.on_dead_letter = [](const Event& ev) {
+    spdlog::warn("event=dead id={} attempt={} error={}", Q(ev.key), ev.attempt, Q(ev.message));
+  };
+  dopt.engine.observer = [](const Event& ev) {
+    if (spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug("event={} id={} attempt={} msg={}", EventTypeName(ev.type), Q(ev.key),
+                    ev.attempt, Q(ev.message));
+    }
+  };
+  return DurableScheduler::Create(std::move(dopt));
+}
+
+// Writes the port to `path` whole (a temporary file, then a rename), so that
+// a reader never sees it half written.
+void WritePortFile(const std::string& path, uint16_t port) {
+  std::ofstream pf(path + ".tmp");
+  pf << port << "\n";
+  pf.close();
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
 }  // namespace
 
 int ServeCommand(const ServeConfig& c) {
@@ -108,32 +146,7 @@ int ServeCommand(const ServeConfig& c) {
   signal(SIGPIPE, SIG_IGN);
 
   auto t0 = std::chrono::steady_clock::now();
-  SqliteStoreOptions so;
-  so.path = plan->sqlite_path;
-  so.synchronous = c.sync;
-  auto store = SqliteStore::Open(so);
-  if (!store.ok()) {
-    spdlog::error("event=store_open_failed path={} error={}", Q(so.path),
-                  Q(store.status().message()));
-    fprintf(stderr, "ax serve: %s\n", store.status().message().c_str());
-    return 1;
-  }
-  DurableOptions dopt;
-  dopt.store = std::move(store).value();
-  dopt.window = plan->window;
-  dopt.retention = plan->retention;
-  dopt.engine.workers = c.workers;
-  dopt.engine.timer_slack = plan->timer_slack;
-  dopt.engine.on_dead_letter = [](const Event& ev) {
-    spdlog::warn("event=dead id={} attempt={} error={}", Q(ev.key), ev.attempt, Q(ev.message));
-  };
-  dopt.engine.observer = [](const Event& ev) {
-    if (spdlog::should_log(spdlog::level::debug)) {
-      spdlog::debug("event={} id={} attempt={} msg={}", EventTypeName(ev.type), Q(ev.key),
-                    ev.attempt, Q(ev.message));
-    }
-  };
-  auto durable = DurableScheduler::Create(std::move(dopt));
+  auto durable = OpenDurable(c, *plan);
   if (!durable.ok()) {
     fprintf(stderr, "ax serve: %s\n", durable.status().message().c_str());
     return 1;
@@ -175,12 +188,7 @@ int ServeCommand(const ServeConfig& c) {
                  plan->token.empty() ? "off" : "on",
                  Q("listening beyond loopback as told by --listen"));
   }
-  if (!c.port_file.empty()) {
-    std::ofstream pf(c.port_file + ".tmp");
-    pf << http.port() << "\n";
-    pf.close();
-    std::rename((c.port_file + ".tmp").c_str(), c.port_file.c_str());
-  }
+  if (!c.port_file.empty()) WritePortFile(c.port_file, http.port());
   int sig = 0;
   sigwait(&sigs, &sig);
   spdlog::info("event=draining signal={}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
