@@ -87,6 +87,14 @@ struct SchedulerOptions {
   // its own wake-up, as exact as the OS allows. Applies to run timeouts and
   // slow thresholds too. Between 0 and 1 h.
   Duration timer_slack{0};
+  // How long before its deadline a job may be handed to an idle worker, which
+  // sleeps until the deadline and starts the job itself: one thread wakes
+  // per run, not two (the scheduler thread, then a worker). The scheduler
+  // thread wakes when the next deadline is half this away, and hands ahead
+  // the jobs due within it. A change, pause or cancel in between takes the
+  // job back; it is Waiting until it starts. 0 turns it off; so does a
+  // timer_slack, whose point is fewer wake-ups. Between 0 and 1 s.
+  Duration hand_ahead = std::chrono::milliseconds(2);
 };
 
 }  // namespace ax

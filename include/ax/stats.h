@@ -47,6 +47,10 @@ struct Stats {
   uint64_t cancelled = 0;
   uint64_t timed_out = 0;
   uint64_t wakeups = 0;  // scheduler thread wake-ups
+  // Jobs handed ahead of their deadline (SchedulerOptions::hand_ahead), and
+  // runs a worker started after sleeping until their deadline itself.
+  uint64_t handed_ahead = 0;
+  uint64_t started_ahead = 0;
   LatenessHistogram lateness;
 };
 

@@ -147,6 +147,9 @@ struct Job {
   bool run_active : 1 = false;
   bool run_held : 1 = false;
   bool has_children : 1 = false;  // SchedulerImpl::children_ lists some
+  // Out of the wheel, handed ahead of its deadline (`word`, still) and
+  // otherwise as it was (SchedulerImpl::ahead_).
+  bool reserved : 1 = false;
 
   Job() : task() {}
   Job(const Job&) = delete;

@@ -29,6 +29,10 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerOptions options) {
     return Status::InvalidArgument("timer_slack: must be between 0 and 1h, got " +
                                    std::to_string(options.timer_slack.count()) + "ns");
   }
+  if (options.hand_ahead.count() < 0 || options.hand_ahead > std::chrono::seconds(1)) {
+    return Status::InvalidArgument("hand_ahead: must be between 0 and 1s, got " +
+                                   std::to_string(options.hand_ahead.count()) + "ns");
+  }
   if (options.workers == 0) {
     options.workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
@@ -62,6 +66,7 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock),
       manual_clock_(clock_->IsManual()),
+      hand_ahead_ns_(options_.timer_slack.count() > 0 ? 0 : options_.hand_ahead.count()),
       wheel_(ToUnixNanos(clock_->Now()), kLoadAhead.count(), &jobs_),
       run_wheel_(ToUnixNanos(clock_->Now())),
       rng_(options_.seed) {
@@ -73,7 +78,10 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
   local_ = std::make_unique<WorkerLocal[]>(static_cast<size_t>(options_.workers));
   pool_ = std::make_unique<WorkerPool>(
       options_.workers, [this](void* run, int worker) { Execute(*static_cast<Run*>(run), worker); },
-      [this](int worker) { Flush(worker); });
+      [this](int worker) {
+        Flush(worker);
+        return RunAhead(worker);
+      });
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ax-scheduler");
     Loop();
@@ -241,6 +249,7 @@ inline uint32_t SchedulerImpl::NewJob(JobKind kind, Task& task) {
   ++by_state_[static_cast<size_t>(JobState::kWaiting)];
   assert(!j.has_cold && !j.run_active && !j.run_held && !j.has_children);
   j.waits_parent = false;
+  j.reserved = false;
   j.task = std::move(task);
   return slot;
 }
@@ -644,7 +653,7 @@ size_t SchedulerImpl::DrainCancels(Instant now, size_t max) {
     assert(j.gate() == Gate::kCancelling);
     const uint32_t gen = j.gen();
     j.gen_gate.store(Job::GateWord(gen, Gate::kClosed), std::memory_order_relaxed);
-    wheel_.Remove(slot);
+    Disarm(slot);
     SetState(j, JobState::kCancelled);
     ++stats_.cancelled;
     Remember({slot, gen, now});
@@ -673,7 +682,7 @@ Status SchedulerImpl::Pause(JobRef ref) {
       }
       c.pause_after_run = true;
       c.buffered = false;
-      wheel_.Remove(slot);
+      Disarm(slot);
       return Status();
     }
     if (j.state != JobState::kWaiting) {
@@ -681,9 +690,9 @@ Status SchedulerImpl::Pause(JobRef ref) {
                                   std::string(JobStateName(j.state)));
     }
     JobCold& c = Cold(j);
-    if (j.kind == JobKind::kOnce && wheel_.Contains(slot))
-      c.one_shot_at = FromUnixNanos(wheel_.Deadline(slot));
-    wheel_.Remove(slot);
+    if (j.kind == JobKind::kOnce && (wheel_.Contains(slot) || j.reserved))
+      c.one_shot_at = FromUnixNanos(j.word);  // the deadline, in or out of the wheel
+    Disarm(slot);
     c.retry_pending = false;
     SetState(j, JobState::kPaused);
     c.reason = "paused";
@@ -961,8 +970,8 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
   info.id = JobId(slot, j.gen());
   info.kind = j.kind;
   info.state = StateOf(j);
-  if (!IsTerminal(info.state) && wheel_.Contains(slot)) {
-    info.next_run = FromUnixNanos(wheel_.Deadline(slot));
+  if (!IsTerminal(info.state) && (wheel_.Contains(slot) || j.reserved)) {
+    info.next_run = FromUnixNanos(j.word);
   }
   if (const JobCold* c = ColdOf(j)) {
     info.key = c->key;

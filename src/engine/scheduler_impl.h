@@ -18,6 +18,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -166,7 +167,13 @@ class SchedulerImpl final : public Scheduler {
   JobInfo MakeInfo(uint32_t slot) const;
 
   // ---- timers (REQUIRES mu_)
+  // Puts a job in the wheel at `deadline`, or moves it there (and takes it
+  // back if it was handed ahead); Disarm takes it out of both.
   void Arm(uint32_t slot, Instant deadline);
+  void Disarm(uint32_t slot) {
+    wheel_.Remove(slot);
+    jobs_[slot].reserved = false;
+  }
   void ArmRunTimer(uint32_t run);
   void WakeBy(int64_t ns);
   // Wakes the scheduler thread by `at` if it sleeps past it (no slack).
@@ -186,6 +193,28 @@ class SchedulerImpl final : public Scheduler {
   // Forgets the retired jobs past the retention, and the oldest beyond `keep`.
   void PurgeRetired(Instant now, size_t keep);
 
+  // ---- jobs handed ahead of their deadlines (dispatch.cc, "Handing ahead")
+  static constexpr int kUnclaimed = -1;
+  static constexpr int kHeld = -2;  // the scheduler thread starts it itself
+  struct Ahead {
+    int64_t at;  // the job's deadline
+    uint64_t seq;
+    uint32_t slot;
+    uint32_t gen;
+    int owner;  // the worker asleep until `at`, kUnclaimed or kHeld
+  };
+  // Takes the jobs due within hand_ahead out of the wheel into ahead_.
+  // REQUIRES mu_.
+  void ReserveAhead(int64_t now_ns);
+  // Fires a job handed ahead, unless it was taken back. REQUIRES mu_.
+  void StartAhead(const Ahead& a, Instant now, std::vector<uint32_t>& dispatch);
+  // A worker with nothing queued claims the earliest unclaimed job of
+  // ahead_, sleeps until its deadline and starts it; true if it did anything.
+  bool RunAhead(int worker);
+  bool HasUnclaimed() const;
+  // The worker whose claim is the latest, or -1. REQUIRES mu_.
+  int LatestClaimer() const;
+
   // ---- runs (worker threads)
   void Execute(Run& r, int worker);
   // Resolves the worker's finished plain runs under the lock; with
@@ -193,6 +222,9 @@ class SchedulerImpl final : public Scheduler {
   void Flush(int worker, bool may_defer = false);
   static Status Invoke(Task& task, const RunContext& ctx);
   bool Start(uint32_t run, Task*& task, std::optional<RunContext>& ctx);
+  // Starts a queued run (Start) in the hold of mu_ that `l` has, runs its
+  // callback without the lock and resolves it: the slow path of Execute.
+  void RunLocked(uint32_t run, Lock& l);
   // Decides the outcome of an attempt. REQUIRES mu_.
   void Resolve(uint32_t run, const Status& status, Instant now);
   void ResolveSuccess(uint32_t slot, Instant now);
@@ -257,6 +289,11 @@ class SchedulerImpl final : public Scheduler {
     // with a plain store, not a locked read-modify-write; read by
     // Executing().
     std::atomic<uint64_t> executing{0};
+    // Handing ahead: the deadline this worker sleeps until (INT64_MAX: none;
+    // under mu_), what wakes it before, and the runs of the job it starts.
+    int64_t claim_at = INT64_MAX;
+    Interrupt wake;
+    std::vector<uint32_t> dispatch;
   };
 
   // Constant after construction (or, for stopping_runs_, written once), and
@@ -269,6 +306,8 @@ class SchedulerImpl final : public Scheduler {
   // drained at once (CancelOpen), so that its retention starts at the
   // instant of the cancel, as on the locked path.
   const bool manual_clock_;
+  // SchedulerOptions::hand_ahead in ns; 0 when off (or with a timer slack).
+  const int64_t hand_ahead_ns_;
   std::unique_ptr<EventQueue> events_;      // null without an observer
   std::unique_ptr<WorkerLocal[]> local_;    // [options_.workers]; owned by that worker
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
@@ -337,7 +376,14 @@ class SchedulerImpl final : public Scheduler {
                                           // runs: WorkerLocal::executing)
   std::atomic<bool> throttled_{false};    // Loop holds due jobs back (kMaxHeld)
   mutable std::atomic<int> sleepers_{0};  // threads asleep on mu_ (Relock)
-  std::vector<uint32_t> due_;             // scratch of the scheduler thread
+  // Jobs handed ahead, by deadline (ReserveAhead); at most kMaxAhead.
+  static constexpr size_t kMaxAhead = 64;
+  std::deque<Ahead> ahead_;
+  int64_t ahead_until_ = INT64_MIN;  // the latest deadline handed ahead
+  uint64_t ahead_seq_ = 0;
+  size_t ahead_held_ = 0;      // entries of ahead_ that are kHeld
+  int claimers_ = 0;           // workers asleep until a claimed deadline
+  std::vector<uint32_t> due_;  // scratch of the scheduler thread
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until
   bool shutting_down_ = false;

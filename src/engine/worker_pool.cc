@@ -9,7 +9,7 @@
 namespace ax::internal {
 
 WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
-                       std::function<void(int)> idle)
+                       std::function<bool(int)> idle)
     : run_(std::move(run)),
       idle_(std::move(idle)),
       busy_(std::make_unique<Busy[]>(static_cast<size_t>(threads))),
@@ -65,10 +65,13 @@ void WorkerPool::Loop(int worker) {
     const size_t take = std::clamp<size_t>(per_worker / kRunsPerTake, 1, kMaxTake);
     size_t n = queue_.try_dequeue_bulk(token, items, take);
     if (n == 0) {
-      idle_(worker);
+      if (!stopping_.load(std::memory_order_acquire) && idle_(worker)) continue;
+      blocked_.fetch_add(1, std::memory_order_seq_cst);
       n = queue_.wait_dequeue_bulk(token, items, 1);
+      blocked_.fetch_sub(1, std::memory_order_relaxed);
     }
     for (size_t i = 0; i < n; ++i) {
+      if (items[i] == &nudge_) continue;
       if (items[i] == nullptr || stopping_.load(std::memory_order_acquire)) {
         // Passes a stop on: this take may have held another worker's.
         queue_.enqueue(nullptr);

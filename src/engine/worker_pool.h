@@ -36,14 +36,19 @@ class WorkerPool {
 
   // Starts `threads` workers calling `run(item, worker)` for each pushed
   // item, and `idle(worker)` before a worker blocks for want of items (and
-  // once more before it exits).
-  WorkerPool(int threads, std::function<void(void*, int)> run, std::function<void(int)> idle);
+  // once more before it exits): when it returns true (it found work of its
+  // own), the worker looks at the queue again instead of blocking.
+  WorkerPool(int threads, std::function<void(void*, int)> run, std::function<bool(int)> idle);
   ~WorkerPool();  // Stop() + Join()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // Any thread; never blocks.
   void Push(void* const* items, size_t n);
+  // Wakes one blocked worker, if any, to call `idle` again. Any thread.
+  void Nudge() { queue_.enqueue(&nudge_); }
+  // Workers blocked (or about to block) on the queue.
+  int Blocked() const { return blocked_.load(std::memory_order_seq_cst); }
   // Workers exit once they see the stop (items still queued are dropped, and
   // reported to `run` no more). Does not wait.
   void Stop();
@@ -58,9 +63,11 @@ class WorkerPool {
   void Loop(int worker);
 
   std::function<void(void*, int)> run_;
-  std::function<void(int)> idle_;
+  std::function<bool(int)> idle_;
   moodycamel::BlockingConcurrentQueue<void*, WorkerQueueTraits> queue_;
   std::atomic<bool> stopping_{false};
+  std::atomic<int> blocked_{0};
+  char nudge_ = 0;  // its address is Nudge's item
   // Whether each worker is in `run`: a flag per worker on its own cache
   // line, as one shared count was written by every worker for every run.
   struct alignas(64) Busy {

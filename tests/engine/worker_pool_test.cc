@@ -22,7 +22,7 @@ TEST(WorkerPool, EveryItemRunsOnceInAStormAndAlone) {
         static_cast<std::atomic<int>*>(item)->fetch_add(1);
         done.fetch_add(1);
       },
-      [](int) {});
+      [](int) { return false; });
   std::vector<void*> items;
   for (size_t i = 0; i + 10 < kItems; ++i) items.push_back(&runs[i]);
   pool.Push(items.data(), items.size());  // a storm: taken in bulk
@@ -50,7 +50,8 @@ TEST(WorkerPool, StopReachesEveryWorkerWhileTheQueueIsDeep) {
   std::vector<void*> items(5000, &sink);
   for (int round = 0; round < 200; ++round) {
     WorkerPool pool(
-        3, [](void* item, int) { static_cast<std::atomic<int>*>(item)->fetch_add(1); }, [](int) {});
+        3, [](void* item, int) { static_cast<std::atomic<int>*>(item)->fetch_add(1); },
+        [](int) { return false; });
     const int before = sink.load();
     pool.Push(items.data(), items.size());
     while (sink.load() == before) std::this_thread::yield();
