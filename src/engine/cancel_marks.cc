@@ -9,9 +9,10 @@ CancelMarks::CancelMarks() { words_.ReserveAll(); }
 bool CancelMarks::Rearm() {
   armed_.store(true, std::memory_order_seq_cst);
   if (Scan() == 0) return true;
-  // Marked meanwhile: the owner takes it now, without being woken.
-  armed_.store(false, std::memory_order_relaxed);
-  return false;
+  // Marked meanwhile: the owner takes it now, without being woken -- unless
+  // that Mark took the arming first and wakes the owner: then it stays armed
+  // as far as the owner knows (a wake-up for each arming, never more).
+  return !armed_.exchange(false, std::memory_order_seq_cst);
 }
 
 size_t CancelMarks::Scan() const {

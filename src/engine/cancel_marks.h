@@ -67,7 +67,8 @@ class CancelMarks {
 
   // The owner, once Take found fewer than it was allowed: the next Mark
   // wakes it again. Returns false, and leaves the owner unarmed, if a slot
-  // was marked meanwhile: it is the owner's to take without a wake-up.
+  // was marked meanwhile: it is the owner's to take without a wake-up (true
+  // if that mark's Mark already returned true: the wake-up is on its way).
   bool Rearm();
 
   // The owner: marks not taken yet (a scan of the bits, unless none was
