@@ -647,14 +647,16 @@ bool SchedulerImpl::RunAhead(int worker) {
     return true;
   }
   Run& r = runs_[dispatch[0]];
+  pool_->SetBusy(worker, true);
   if (!r.fast) {  // started in this lock hold (the worker has nothing to flush)
     if (nudge) pool_->Nudge();
     RunLocked(r.index, l);
-    return true;
+  } else {
+    l.unlock();
+    if (nudge) pool_->Nudge();
+    Execute(r, worker);
   }
-  l.unlock();
-  if (nudge) pool_->Nudge();
-  Execute(r, worker);
+  pool_->SetBusy(worker, false);
   return true;
 }
 

@@ -56,6 +56,10 @@ class WorkerPool {
   void Join();
 
   size_t QueueDepth() const { return queue_.size_approx(); }
+  // For work a worker does from `idle`: counted in busy() meanwhile.
+  void SetBusy(int worker, bool busy) {
+    busy_[static_cast<size_t>(worker)].flag.store(busy, std::memory_order_relaxed);
+  }
   int busy() const;
   int size() const { return static_cast<int>(count_); }
 

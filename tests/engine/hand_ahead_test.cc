@@ -151,6 +151,7 @@ TEST_F(HandAheadTest, Engine_2_4_SlowCallbackDoesNotHoldUpTheNextHandedAheadJob)
   clock_->Advance(microseconds(500));  // the slow one starts and blocks
   clock_->Advance(microseconds(600));
   EXPECT_TRUE(fast_ran.Wait()) << "the second job waited for the first one's callback";
+  EXPECT_GE(s_->GetStats().busy_workers, 1u) << "a worker in a callback counts as busy";
   release.Open();
   Settle();
 }
