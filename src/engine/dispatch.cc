@@ -154,7 +154,7 @@ void SchedulerImpl::Loop() {
     // for them wake one (RunAhead).
     const int preempt =
         !dispatch.empty() && claimers_ > 0 && pool_->Blocked() == 0 ? LatestClaimer() : -1;
-    const bool nudge = claimers_ == 0 && HasUnclaimed();
+    const bool nudge = claimers_ == 0 && pool_->Blocked() > 0 && HasUnclaimed();
     idle_cv_.notify_all();
     l.unlock();
     if (!dispatch.empty()) {
@@ -514,7 +514,7 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
 // test VM each is a context switch with a VM exit or two, 6-10 µs of CPU,
 // and at W4's 9,200 runs a second they were most of its CPU. Now, with a
 // worker idle, the scheduler thread hands the jobs due within hand_ahead
-// (1 ms) out of the wheel into ahead_, in deadline order, once per such
+// (2 ms) out of the wheel into ahead_, in deadline order, about once per half
 // window; an idle worker claims the earliest unclaimed one, sleeps until its
 // deadline on its own interrupt, and starts it there (Fire, under the lock,
 // as the scheduler thread would have, then runs it): one wake-up a run. The
@@ -537,7 +537,8 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
 // - A slow callback holds up only its worker: the other idle workers claim
 //   the following entries. With none asleep for the entries left, the
 //   thread that leaves them (a worker about to run a callback, the scheduler
-//   thread after handing some ahead) wakes a blocked worker (Nudge).
+//   thread after handing some ahead) wakes a blocked worker (Nudge), if one
+//   is blocked; a busy one claims them when it is done.
 // - Runs pushed while no worker is blocked on the queue wake the worker
 //   asleep until the latest claim (Loop), which gives up its claim.
 void SchedulerImpl::ReserveAhead(int64_t now_ns) {
@@ -625,7 +626,7 @@ bool SchedulerImpl::RunAhead(int worker) {
   if (it == ahead_.end()) return true;  // the scheduler thread started it
   if (preempted) {
     it->owner = kUnclaimed;
-    const bool nudge = claimers_ == 0;
+    const bool nudge = claimers_ == 0 && pool_->Blocked() > 0;
     l.unlock();
     if (nudge) pool_->Nudge();
     return true;
@@ -639,7 +640,7 @@ bool SchedulerImpl::RunAhead(int worker) {
   stats_.started_ahead += dispatch.size();
   held_total_.fetch_add(dispatch.size(), std::memory_order_seq_cst);
   // The next entries must not wait for this callback.
-  const bool nudge = claimers_ == 0 && HasUnclaimed();
+  const bool nudge = claimers_ == 0 && pool_->Blocked() > 0 && HasUnclaimed();
   if (dispatch.empty()) {
     idle_cv_.notify_all();  // WaitIdle may be waiting for it
     l.unlock();
