@@ -9,6 +9,8 @@
 //   deadline (`armed_`); a call that inserts an earlier one signals it. It pops
 //   due jobs in batches, decides their runs under the lock, and hands the run
 //   numbers to the WorkerPool after unlocking, so it never waits for a worker.
+//   Jobs due within hand_ahead it hands ahead to idle workers instead, which
+//   sleep until the deadline and fire them under the lock (ahead_; dispatch.cc).
 // - A job's logical state (Running, the attempt's outcome) is separate from
 //   its physical runs (`held`): a timed-out run is resolved at once, while its
 //   callback may still be executing; the task is released only when no
