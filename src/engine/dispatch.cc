@@ -154,7 +154,7 @@ void SchedulerImpl::Loop() {
     // for them wake one (RunAhead).
     const int preempt =
         !dispatch.empty() && claimers_ > 0 && pool_->Blocked() == 0 ? LatestClaimer() : -1;
-    const bool nudge = claimers_ == 0 && pool_->Blocked() > 0 && HasUnclaimed();
+    const bool nudge = WantsNudge();
     idle_cv_.notify_all();
     l.unlock();
     if (!dispatch.empty()) {
@@ -526,11 +526,10 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
 //   clears the flag, which takes it back; its entry is then stale and
 //   skipped (StartAhead checks the flag, the generation and the deadline).
 // - Same-deadline order: a job whose deadline it shares with the next one
-//   in the wheel, or with the last one handed ahead, and a job not Waiting,
-//   are kHeld: the scheduler thread starts them itself at their deadline,
-//   before it pops the wheel. Handing ahead stops at a held one, and at any
-//   job in the wheel earlier than the last handed (a change, or a new job,
-//   inside the window): those go the usual way.
+//   in the wheel, and a job not Waiting, are kHeld: the scheduler thread starts them itself at
+//   their deadline, before it pops the wheel. Handing ahead stops at a held one, and at any job in
+//   the wheel earlier than the last handed (a change, or a new job, inside the window): those go
+//   the usual way.
 // - The scheduler thread starts every entry due at each of its passes,
 //   claimed or not, in deadline order with the wheel's (ProcessDue): a
 //   worker held up past its deadline loses it to the pass, and finds it gone.
@@ -547,16 +546,19 @@ void SchedulerImpl::ReserveAhead(int64_t now_ns) {
   // Woken half a window before the next deadline (NextWake), the thread
   // hands ahead what the window holds then: the deadlines of half a window or
   // more in one wake-up. (Woken a whole window before, it woke once a job.)
+  // A job popped here is later than the last one handed (its deadline is at
+  // least `next`), so only the wheel's next can share its deadline; handing
+  // stops there, the rest of the group staying in the wheel.
+  int64_t next = wheel_.NextDeadline();
   while (ahead_.size() < kMaxAhead) {
-    const int64_t next = wheel_.NextDeadline();
     if (next > horizon || next <= ahead_until_) return;
     due_.clear();
     if (wheel_.PopExpired(horizon, 1, due_) == 0) return;
     const uint32_t slot = due_[0];
     Job& j = jobs_[slot];
     const int64_t at = j.word;
-    const bool shared = at == ahead_until_ || wheel_.NextDeadline() == at;
-    const bool claimable = !shared && at > now_ns && j.state == JobState::kWaiting;
+    next = wheel_.NextDeadline();
+    const bool claimable = next != at && at > now_ns && j.state == JobState::kWaiting;
     ahead_.push_back({at, ++ahead_seq_, slot, j.gen(), claimable ? kUnclaimed : kHeld});
     if (!claimable) ++ahead_held_;
     ++stats_.handed_ahead;
@@ -626,7 +628,7 @@ bool SchedulerImpl::RunAhead(int worker) {
   if (it == ahead_.end()) return true;  // the scheduler thread started it
   if (preempted) {
     it->owner = kUnclaimed;
-    const bool nudge = claimers_ == 0 && pool_->Blocked() > 0;
+    const bool nudge = WantsNudge();
     l.unlock();
     if (nudge) pool_->Nudge();
     return true;
@@ -640,7 +642,7 @@ bool SchedulerImpl::RunAhead(int worker) {
   stats_.started_ahead += dispatch.size();
   held_total_.fetch_add(dispatch.size(), std::memory_order_seq_cst);
   // The next entries must not wait for this callback.
-  const bool nudge = claimers_ == 0 && pool_->Blocked() > 0 && HasUnclaimed();
+  const bool nudge = WantsNudge();
   if (dispatch.empty()) {
     idle_cv_.notify_all();  // WaitIdle may be waiting for it
     l.unlock();
@@ -1152,7 +1154,7 @@ Event SchedulerImpl::MakeEvent(EventType type, uint32_t slot, Instant now) const
   e.id = JobId(slot, jobs_[slot].gen());
   e.key = KeyOf(jobs_[slot]);
   e.at = now;
-  if (wheel_.Contains(slot) || jobs_[slot].reserved) e.next_run = FromUnixNanos(jobs_[slot].word);
+  if (Pending(slot)) e.next_run = FromUnixNanos(jobs_[slot].word);
   return e;
 }
 

@@ -690,8 +690,7 @@ Status SchedulerImpl::Pause(JobRef ref) {
                                   std::string(JobStateName(j.state)));
     }
     JobCold& c = Cold(j);
-    if (j.kind == JobKind::kOnce && (wheel_.Contains(slot) || j.reserved))
-      c.one_shot_at = FromUnixNanos(j.word);  // the deadline, in or out of the wheel
+    if (j.kind == JobKind::kOnce && Pending(slot)) c.one_shot_at = FromUnixNanos(j.word);
     Disarm(slot);
     c.retry_pending = false;
     SetState(j, JobState::kPaused);
@@ -970,7 +969,7 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
   info.id = JobId(slot, j.gen());
   info.kind = j.kind;
   info.state = StateOf(j);
-  if (!IsTerminal(info.state) && (wheel_.Contains(slot) || j.reserved)) {
+  if (!IsTerminal(info.state) && Pending(slot)) {
     info.next_run = FromUnixNanos(j.word);
   }
   if (const JobCold* c = ColdOf(j)) {

@@ -176,6 +176,9 @@ class SchedulerImpl final : public Scheduler {
     wheel_.Remove(slot);
     jobs_[slot].reserved = false;
   }
+  // Whether a job waits for a deadline (in the wheel or handed ahead): then
+  // Job::word holds it.
+  bool Pending(uint32_t slot) const { return wheel_.Contains(slot) || jobs_[slot].reserved; }
   void ArmRunTimer(uint32_t run);
   void WakeBy(int64_t ns);
   // Wakes the scheduler thread by `at` if it sleeps past it (no slack).
@@ -214,6 +217,9 @@ class SchedulerImpl final : public Scheduler {
   // ahead_, sleeps until its deadline and starts it; true if it did anything.
   bool RunAhead(int worker);
   bool HasUnclaimed() const;
+  // Jobs handed ahead wait with no worker asleep for them while one is
+  // blocked on the queue, which Nudge would wake. REQUIRES mu_.
+  bool WantsNudge() const { return claimers_ == 0 && pool_->Blocked() > 0 && HasUnclaimed(); }
   // The worker whose claim is the latest, or -1. REQUIRES mu_.
   int LatestClaimer() const;
 
