@@ -72,9 +72,12 @@ class Clock {
   virtual bool IsManual() const { return false; }
 };
 
-// The wall clock. A wait sleeps on the interrupt's futex until the deadline
-// (absolute CLOCK_REALTIME, timer slack set to 1 ns for the waiting thread),
-// so it is late only by the kernel's wake-up latency.
+// The wall clock. A wait sleeps on the interrupt's futex (absolute
+// CLOCK_REALTIME, timer slack set to 1 ns for the waiting thread) until a
+// little before the deadline, by as much as the thread's wake-ups have been
+// late (at most 100 us), and spins the rest of the way when it wakes sooner:
+// it never returns before the deadline, and is late by the kernel's wake-up
+// latency less that margin.
 class SystemClock final : public Clock {
  public:
   // The process-wide instance.
