@@ -5,7 +5,8 @@
 #   scripts/side-by-side.sh [OUT_DIR] [REPEATS]     (default: side-by-side, 3)
 # Writes OUT_DIR/peers.jsonl (each line with "host_steal_pct" added, as ax's
 # own lines carry it), ax.jsonl, ax-slack.jsonl (W4 with 1 ms of timer
-# slack), ax-probe.jsonl (W2 --probe), peers10m.jsonl and ax10m.jsonl (W1 at
+# slack), ax-probe.jsonl (W2 --probe), ax-pinned.jsonl (W3 and W4 with
+# --pin-workers), peers10m.jsonl and ax10m.jsonl (W1 at
 # 10 M jobs; and ax's W3 beside 10 M). Summarise with:
 #   ../shared/peers/summarize --range OUT_DIR/peers.jsonl OUT_DIR/ax.jsonl
 #   ../shared/peers/summarize --range OUT_DIR/peers10m.jsonl OUT_DIR/ax10m.jsonl
@@ -41,6 +42,8 @@ for _ in $(seq "$repeats"); do
   "$ax" bench W4 >> "$out/ax.jsonl" || true
   "$ax" bench W4 --timer-slack-ms 1 >> "$out/ax-slack.jsonl" || true
   "$ax" bench W2 --probe >> "$out/ax-probe.jsonl" || true
+  "$ax" bench W3 --pin-workers >> "$out/ax-pinned.jsonl" || true
+  "$ax" bench W4 --pin-workers >> "$out/ax-pinned.jsonl" || true
 done
 "$ax" bench idle >> "$out/ax.jsonl" || true
 # W1 at 10 M jobs, every system, interleaved the same way.

@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
   bench->add_option("--timer-slack-ms", bench_args.timer_slack_ms,
                     "SchedulerOptions::timer_slack in ms (default 0: exact)");
   bench->add_flag("--probe", bench_args.probe, "W2: time calls made during the drain");
+  bench->add_flag("--pin-workers", bench_args.pin_workers,
+                  "SchedulerOptions::pin_workers: one CPU per worker");
   bench->callback([&] { std::exit(ax::cli::BenchCommand(bench_args)); });
   CLI11_PARSE(app, argc, argv);
   return 0;

@@ -81,7 +81,8 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
       [this](int worker) {
         Flush(worker);
         return RunAhead(worker);
-      });
+      },
+      options_.pin_workers);
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ax-scheduler");
     Loop();

@@ -1,25 +1,52 @@
 #include "engine/worker_pool.h"
 
 #include <algorithm>
+#include <vector>
 
 #include <pthread.h>
+#include <sched.h>
 
 #include "timer/prefetch.h"
 
 namespace ax::internal {
 
+namespace {
+
+// The CPUs the calling thread may run on, in order.
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+}  // namespace
+
 WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
-                       std::function<bool(int)> idle)
+                       std::function<bool(int)> idle, bool pin)
     : run_(std::move(run)),
       idle_(std::move(idle)),
       busy_(std::make_unique<Busy[]>(static_cast<size_t>(threads))),
       count_(static_cast<size_t>(threads)) {
+  const std::vector<int> cpus = pin ? AllowedCpus() : std::vector<int>();
   threads_.reserve(threads);
-  for (int i = 0; i < threads; ++i)
-    threads_.emplace_back([this, i] {
+  for (int i = 0; i < threads; ++i) {
+    const int cpu = cpus.empty() ? -1 : cpus[static_cast<size_t>(i) % cpus.size()];
+    threads_.emplace_back([this, i, cpu] {
       pthread_setname_np(pthread_self(), "ax-worker");
+      if (cpu >= 0) {  // best effort: unbound if the system refuses
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+      }
       Loop(i);
     });
+  }
 }
 
 WorkerPool::~WorkerPool() {

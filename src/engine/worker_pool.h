@@ -37,8 +37,11 @@ class WorkerPool {
   // Starts `threads` workers calling `run(item, worker)` for each pushed
   // item, and `idle(worker)` before a worker blocks for want of items (and
   // once more before it exits): when it returns true (it found work of its
-  // own), the worker looks at the queue again instead of blocking.
-  WorkerPool(int threads, std::function<void(void*, int)> run, std::function<bool(int)> idle);
+  // own), the worker looks at the queue again instead of blocking. With
+  // `pin`, worker i runs only on the i-th CPU (round robin) of those the
+  // calling thread may run on.
+  WorkerPool(int threads, std::function<void(void*, int)> run, std::function<bool(int)> idle,
+             bool pin = false);
   ~WorkerPool();  // Stop() + Join()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;

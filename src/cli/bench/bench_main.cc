@@ -2,6 +2,7 @@
 // workloads before (or without) the `ax` binary.
 //   ax_bench_standalone W1|W2|W3|W4 [--n N] [--threads T] [--background B]
 //                       [--duration S] [--timeout S] [--timer-slack-ms MS] [--probe]
+//                       [--pin-workers]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,7 +13,7 @@ int main(int argc, char** argv) {
   auto usage = [&] {
     std::fprintf(stderr,
                  "usage: %s W1|W2|W3|W4 [--n N] [--threads T] [--background B] "
-                 "[--duration S] [--timeout S] [--timer-slack-ms MS] [--probe]\n",
+                 "[--duration S] [--timeout S] [--timer-slack-ms MS] [--probe] [--pin-workers]\n",
                  argv[0]);
     return 2;
   };
@@ -21,8 +22,8 @@ int main(int argc, char** argv) {
   a.workload = argv[1];
   for (int i = 2; i < argc; ++i) {
     const std::string k = argv[i];
-    if (k == "--probe") {
-      a.probe = true;
+    if (k == "--probe" || k == "--pin-workers") {
+      (k == "--probe" ? a.probe : a.pin_workers) = true;
       continue;
     }
     if (i + 1 >= argc) return usage();
