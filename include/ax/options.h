@@ -98,7 +98,7 @@ struct SchedulerOptions {
   // Binds worker i to the i-th of the CPUs the creating thread may run on
   // (round robin). A worker's timed wake-up then never waits behind another
   // worker on its CPU: on a 2-vCPU VM, W3's p99 lateness went from 63-79 to
-  // 42-48 us, for 4-8 % more CPU (docs/performance.md). Off by default: a
+  // 42-48 us, for 5-15 % more CPU (docs/performance.md). Off by default: a
   // bound worker cannot move away from a CPU that something else keeps busy.
   bool pin_workers = false;
 };
