@@ -526,10 +526,11 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
 //   clears the flag, which takes it back; its entry is then stale and
 //   skipped (StartAhead checks the flag, the generation and the deadline).
 // - Same-deadline order: a job whose deadline it shares with the next one
-//   in the wheel, and a job not Waiting, are kHeld: the scheduler thread starts them itself at
-//   their deadline, before it pops the wheel. Handing ahead stops at a held one, and at any job in
-//   the wheel earlier than the last handed (a change, or a new job, inside the window): those go
-//   the usual way.
+//   in the wheel, and a job not Waiting, are kHeld: the scheduler thread
+//   starts them itself at their deadline, before it pops the wheel. Handing
+//   ahead stops at a held one, and at any job in the wheel earlier than the
+//   last handed (a change, or a new job, inside the window): those go the
+//   usual way.
 // - The scheduler thread starts every entry due at each of its passes,
 //   claimed or not, in deadline order with the wheel's (ProcessDue): a
 //   worker held up past its deadline loses it to the pass, and finds it gone.

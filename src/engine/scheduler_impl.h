@@ -40,6 +40,7 @@
 #include "engine/job_table.h"
 #include "engine/key_map.h"
 #include "engine/worker_pool.h"
+#include "time/cpu_relax.h"
 #include "timer/wheel.h"
 
 namespace ax::internal {
@@ -92,7 +93,7 @@ class SchedulerImpl final : public Scheduler {
   void Relock(Lock& l) const {
     for (int i = 0; i < 32; ++i) {
       if (l.try_lock()) return;
-      __builtin_ia32_pause();
+      CpuRelax();
     }
     sleepers_.fetch_add(1, std::memory_order_relaxed);
     l.lock();

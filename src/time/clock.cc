@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "time/cpu_relax.h"
 #include "time/tsc_estimate.h"
 #include "time/wake_margin.h"
 
@@ -24,12 +25,6 @@ int64_t RealtimeNs() {
 long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* abs) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, abs, nullptr,
                  FUTEX_BITSET_MATCH_ANY);
-}
-
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
 }
 
 }  // namespace
@@ -98,7 +93,7 @@ void SystemClock::WaitUntil(Instant deadline, Interrupt& interrupt) {
       now = RealtimeNs();
       if (now >= wake && !interrupt.signalled()) margin.Observe(now - wake);
     } else {
-      CpuRelax();
+      internal::CpuRelax();
       now = RealtimeNs();
     }
   }

@@ -22,8 +22,12 @@ int main(int argc, char** argv) {
   a.workload = argv[1];
   for (int i = 2; i < argc; ++i) {
     const std::string k = argv[i];
-    if (k == "--probe" || k == "--pin-workers") {
-      (k == "--probe" ? a.probe : a.pin_workers) = true;
+    if (k == "--probe") {
+      a.probe = true;
+      continue;
+    }
+    if (k == "--pin-workers") {
+      a.pin_workers = true;
       continue;
     }
     if (i + 1 >= argc) return usage();
