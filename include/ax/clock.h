@@ -100,17 +100,24 @@ class ManualClock final : public Clock {
   void WaitUntil(Instant deadline, Interrupt& interrupt) override;
   bool IsManual() const override { return true; }
 
-  // Moves the clock forward by d (d >= 0) and wakes all waiters.
+  // Moves the clock forward by d (d >= 0) and wakes the waiters whose
+  // deadlines it reaches, as a real clock would: no other.
   void Advance(Duration d);
   // Sets the clock to t (may step backwards, like a wall clock step).
   void Set(Instant t);
+  // Threads inside WaitUntil now.
+  size_t Waiters() const;
 
  private:
-  void WakeAll();
+  struct Waiter {
+    Instant deadline;
+    Interrupt* interrupt;
+  };
+  void WakeDue();
 
   mutable std::mutex mu_;
   Instant now_;
-  std::vector<Interrupt*> waiters_;
+  std::vector<Waiter> waiters_;
 };
 
 }  // namespace ax

@@ -108,11 +108,11 @@ void ManualClock::WaitUntil(Instant deadline, Interrupt& interrupt) {
   {
     std::lock_guard<std::mutex> l(mu_);
     if (now_ >= deadline) return;
-    waiters_.push_back(&interrupt);
+    waiters_.push_back({deadline, &interrupt});
   }
   interrupt.Wait(INT64_MAX);
   std::lock_guard<std::mutex> l(mu_);
-  std::erase(waiters_, &interrupt);
+  std::erase_if(waiters_, [&](const Waiter& w) { return w.interrupt == &interrupt; });
 }
 
 void ManualClock::Advance(Duration d) {
@@ -120,7 +120,7 @@ void ManualClock::Advance(Duration d) {
     std::lock_guard<std::mutex> l(mu_);
     now_ += d;
   }
-  WakeAll();
+  WakeDue();
 }
 
 void ManualClock::Set(Instant t) {
@@ -128,12 +128,19 @@ void ManualClock::Set(Instant t) {
     std::lock_guard<std::mutex> l(mu_);
     now_ = t;
   }
-  WakeAll();
+  WakeDue();
 }
 
-void ManualClock::WakeAll() {
+size_t ManualClock::Waiters() const {
   std::lock_guard<std::mutex> l(mu_);
-  for (Interrupt* i : waiters_) i->Signal();
+  return waiters_.size();
+}
+
+void ManualClock::WakeDue() {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const Waiter& w : waiters_) {
+    if (w.deadline <= now_) w.interrupt->Signal();
+  }
 }
 
 }  // namespace ax
