@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   bench->add_option("--timeout", bench_args.timeout_s, "Seconds to wait past the last deadline");
   bench->add_option("--timer-slack-ms", bench_args.timer_slack_ms,
                     "SchedulerOptions::timer_slack in ms (default 0: exact)");
+  bench->add_option("--hand-ahead-ms", bench_args.hand_ahead_ms,
+                    "SchedulerOptions::hand_ahead in ms (default: the engine's)");
   bench->add_flag("--probe", bench_args.probe, "W2: time calls made during the drain");
   bench->add_flag("--pin-workers", bench_args.pin_workers,
                   "SchedulerOptions::pin_workers: one CPU per worker");

@@ -1,8 +1,8 @@
 // ax_bench_standalone: `ax bench` as its own program, for running the
 // workloads before (or without) the `ax` binary.
 //   ax_bench_standalone W1|W2|W3|W4 [--n N] [--threads T] [--background B]
-//                       [--duration S] [--timeout S] [--timer-slack-ms MS] [--probe]
-//                       [--pin-workers]
+//                       [--duration S] [--timeout S] [--timer-slack-ms MS]
+//                       [--hand-ahead-ms MS] [--probe] [--pin-workers]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   auto usage = [&] {
     std::fprintf(stderr,
                  "usage: %s W1|W2|W3|W4 [--n N] [--threads T] [--background B] "
-                 "[--duration S] [--timeout S] [--timer-slack-ms MS] [--probe] [--pin-workers]\n",
+                 "[--duration S] [--timeout S] [--timer-slack-ms MS] [--hand-ahead-ms MS] "
+                 "[--probe] [--pin-workers]\n",
                  argv[0]);
     return 2;
   };
@@ -44,6 +45,8 @@ int main(int argc, char** argv) {
       a.timeout_s = std::atof(v);
     } else if (k == "--timer-slack-ms") {
       a.timer_slack_ms = std::atof(v);
+    } else if (k == "--hand-ahead-ms") {
+      a.hand_ahead_ms = std::atof(v);
     } else {
       return usage();
     }

@@ -167,6 +167,7 @@ JsonLine Header(const BenchArgs& args, int threads) {
   j.Str("system", "ax").Str("workload", args.workload).Int("n", args.n).Int("threads", threads);
   if (args.workload == "W3") j.Int("background", args.background);
   if (args.timer_slack_ms != 0) j.Num("timer_slack_ms", args.timer_slack_ms);
+  if (args.hand_ahead_ms >= 0) j.Num("hand_ahead_ms", args.hand_ahead_ms);
   if (args.pin_workers) j.Int("pin_workers", 1);
   return j;
 }
@@ -195,6 +196,10 @@ std::unique_ptr<Scheduler> MakeScheduler(const BenchArgs& args) {
   o.workers = args.threads;
   o.timer_slack = std::chrono::duration_cast<Duration>(
       std::chrono::duration<double, std::milli>(args.timer_slack_ms));
+  if (args.hand_ahead_ms >= 0) {
+    o.hand_ahead = std::chrono::duration_cast<Duration>(
+        std::chrono::duration<double, std::milli>(args.hand_ahead_ms));
+  }
   o.pin_workers = args.pin_workers;
   Result<std::unique_ptr<Scheduler>> s = Scheduler::Create(std::move(o));
   if (!s.ok()) {

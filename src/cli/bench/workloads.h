@@ -32,6 +32,8 @@ struct BenchArgs {
   double timeout_s = 180;
   // SchedulerOptions::timer_slack, in milliseconds. 0: exact (the default).
   double timer_slack_ms = 0;
+  // SchedulerOptions::hand_ahead, in milliseconds. < 0: the engine's default.
+  double hand_ahead_ms = -1;
   // SchedulerOptions::pin_workers.
   bool pin_workers = false;
   // W2: a second thread makes one call pair (After an hour, then Cancel)
