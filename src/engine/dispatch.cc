@@ -27,6 +27,9 @@ constexpr size_t kBatch = 4096;
 // yet handed off can still be cancelled or changed.
 constexpr uint64_t kMaxHeld = 8 * kBatch;
 constexpr uint64_t kResumeHeld = 2 * kBatch;
+// Most jobs handed ahead per lock hold (ReserveAhead): a worker whose
+// deadline comes meanwhile waits for the lock to start its job.
+constexpr size_t kAheadChunk = 16;
 // The least time to the next wake-up for the scheduler thread to stage a
 // chunk of the wheel's next window (a chunk takes some microseconds).
 constexpr Duration kStageGap = std::chrono::microseconds(100);
@@ -121,12 +124,12 @@ void SchedulerImpl::Loop() {
     const bool more_cancels = MaybeDrainCancels(now);
     const bool throttle = held_total_.load(std::memory_order_seq_cst) >= kMaxHeld;
     const size_t handled = ProcessDue(now, !throttle, dispatch);
-    if (!throttle && handled < kBatch) ReserveAhead(ToUnixNanos(now));
+    const bool more_ahead = !throttle && handled < kBatch && ReserveAhead(ToUnixNanos(now));
     // Every new run is in `dispatch`: one shared update per batch, not one per run.
     held_total_.fetch_add(dispatch.size(), std::memory_order_seq_cst);
     PurgeRetired(now, options_.max_retained);
     const int64_t next = NextWake(!throttle);
-    bool more = handled >= kBatch || more_cancels;
+    bool more = handled >= kBatch || more_cancels || more_ahead;
     if (throttle) {
       // RunsGone() signals once the workers are down to kResumeHeld; seen
       // from both sides through sequentially consistent atomics.
@@ -200,7 +203,7 @@ int64_t SchedulerImpl::NextWake(bool jobs) {
   if (!shutting_down_ && jobs) {
     int64_t job = wheel_.NextDeadline();
     // Handing ahead: in time to hand the next job ahead, while there is room.
-    if (hand_ahead_ns_ > 0 && job > ahead_until_ && job != INT64_MAX && ahead_.size() < kMaxAhead) {
+    if (hand_ahead_ns_ > 0 && job != INT64_MAX && ahead_.size() < kMaxAhead) {
       job = job < INT64_MIN + hand_ahead_ns_ / 2 ? INT64_MIN : job - hand_ahead_ns_ / 2;
     }
     next = std::min(next, job);
@@ -514,23 +517,27 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
 // test VM each is a context switch with a VM exit or two, 6-10 µs of CPU,
 // and at W4's 9,200 runs a second they were most of its CPU. Now, with a
 // worker idle, the scheduler thread hands the jobs due within hand_ahead
-// (2 ms) out of the wheel into ahead_, in deadline order, about once per half
-// window; an idle worker claims the earliest unclaimed one, sleeps until its
-// deadline on its own interrupt, and starts it there (Fire, under the lock,
-// as the scheduler thread would have, then runs it): one wake-up a run. The
-// scheduler thread has decided what is due and when; the worker only keeps
-// the appointment, and no user code ever runs on the scheduler thread.
+// (8 ms) out of the wheel into ahead_, in deadline order, about once per half
+// window, kAheadChunk per lock hold; an idle worker claims the earliest
+// unclaimed one, sleeps until its deadline on its own interrupt, and starts
+// it there (Fire, under the lock, as the scheduler thread would have, then
+// runs it): one wake-up a run. The scheduler thread has decided what is due
+// and when; the worker only keeps the appointment, and no user code ever
+// runs on the scheduler thread.
 //
 // - A job handed ahead stays Waiting, with its deadline in Job::word and
 //   Job::reserved set. Anything that moves it (Arm) or takes it out (Disarm)
 //   clears the flag, which takes it back; its entry is then stale and
 //   skipped (StartAhead checks the flag, the generation and the deadline).
 // - Same-deadline order: a job whose deadline it shares with the next one
-//   in the wheel, and a job not Waiting, are kHeld: the scheduler thread
-//   starts them itself at their deadline, before it pops the wheel. Handing
-//   ahead stops at a held one, and at any job in the wheel earlier than the
-//   last handed (a change, or a new job, inside the window): those go the
-//   usual way.
+//   in the wheel or the entry before it, and a job not Waiting, are kHeld:
+//   the scheduler thread starts them itself at their deadline, before it
+//   pops the wheel.
+// - A job filed inside the window after a hand-off (a change, or a new job)
+//   is handed ahead at the thread's next pass, in its place by deadline;
+//   held if a worker sleeps until a later entry, as that worker would not
+//   wake for it. (Until 2026-12-04 such a job stopped the handing ahead
+//   until its deadline, which kept the window short: see hand_ahead.)
 // - The scheduler thread starts every entry due at each of its passes,
 //   claimed or not, in deadline order with the wheel's (ProcessDue): a
 //   worker held up past its deadline loses it to the pass, and finds it gone.
@@ -541,35 +548,42 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
 //   is blocked; a busy one claims them when it is done.
 // - Runs pushed while no worker is blocked on the queue wake the worker
 //   asleep until the latest claim (Loop), which gives up its claim.
-void SchedulerImpl::ReserveAhead(int64_t now_ns) {
-  if (hand_ahead_ns_ == 0 || shutting_down_) return;
+bool SchedulerImpl::ReserveAhead(int64_t now_ns) {
+  if (hand_ahead_ns_ == 0 || shutting_down_) return false;
   const int64_t horizon = now_ns > INT64_MAX - hand_ahead_ns_ ? INT64_MAX : now_ns + hand_ahead_ns_;
   // Woken half a window before the next deadline (NextWake), the thread
   // hands ahead what the window holds then: the deadlines of half a window or
   // more in one wake-up. (Woken a whole window before, it woke once a job.)
-  // A job popped here is later than the last one handed (its deadline is at
-  // least `next`), so only the wheel's next can share its deadline; handing
-  // stops there, the rest of the group staying in the wheel.
+  // A group of one deadline is handed whole, every job of it held.
   int64_t next = wheel_.NextDeadline();
-  while (ahead_.size() < kMaxAhead) {
-    if (next > horizon || next <= ahead_until_) return;
+  for (size_t handed = 0; ahead_.size() < kMaxAhead && next <= horizon; ++handed) {
+    if (handed == kAheadChunk) return true;
     due_.clear();
-    if (wheel_.PopExpired(horizon, 1, due_) == 0) return;
+    if (wheel_.PopExpired(horizon, 1, due_) == 0) return false;
     const uint32_t slot = due_[0];
     Job& j = jobs_[slot];
     const int64_t at = j.word;
     next = wheel_.NextDeadline();
-    const bool claimable = next != at && at > now_ns && j.state == JobState::kWaiting;
-    ahead_.push_back({at, ++ahead_seq_, slot, j.gen(), claimable ? kUnclaimed : kHeld});
+    // After every entry due no later: one of its deadline was filed first.
+    const auto pos = std::upper_bound(ahead_.begin(), ahead_.end(), at,
+                                      [](int64_t t, const Ahead& a) { return t < a.at; });
+    // Held, too, where a worker could start it out of order: behind an entry
+    // of its deadline, or ahead of one a worker sleeps for (that worker
+    // would not wake for it).
+    const bool claimable =
+        next != at && at > now_ns && j.state == JobState::kWaiting &&
+        (pos == ahead_.begin() || std::prev(pos)->at != at) &&
+        std::none_of(pos, ahead_.end(), [](const Ahead& a) { return a.owner >= 0; });
+    ahead_.insert(pos, {at, ++ahead_seq_, slot, j.gen(), claimable ? kUnclaimed : kHeld});
     if (!claimable) ++ahead_held_;
     ++stats_.handed_ahead;
     j.reserved = true;
-    ahead_until_ = at;
     // Firing reads the cold record's first line, which a worker missed on:
     // loaded here, where the job's record is at hand, the worker's firing
     // went from 7.4 to 4.6 % of W4's samples.
     if (const JobCold* c = ColdOf(j)) PrefetchForWrite(c);
   }
+  return false;
 }
 
 void SchedulerImpl::StartAhead(const Ahead& a, Instant now, std::vector<uint32_t>& dispatch) {

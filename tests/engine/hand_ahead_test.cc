@@ -16,8 +16,8 @@ using std::chrono::microseconds;
 
 class HandAheadTest : public EngineTest {
  protected:
-  // Deadlines within hand_ahead (2 ms) of the clock are handed ahead once
-  // the clock is within half of it: 10 ms from the start, reached at 9.5.
+  // Deadlines within hand_ahead (8 ms) of the clock are handed ahead once
+  // the clock is within half of it: 10 ms from the start, so by 9.5.
   static constexpr Duration kDue = milliseconds(10);
   static constexpr Duration kNear = microseconds(9500);
 
@@ -120,19 +120,55 @@ TEST_F(HandAheadTest, Engine_2_4_DeadlineOrderHoldsAcrossHandedAheadAndLaterJobs
     };
   };
   ASSERT_TRUE(s_->After(kDue, job("x")).ok());
-  // Three of one deadline: the first is held for the scheduler thread, the
-  // rest stay in the wheel, so all three start in submission order.
+  // Three of one deadline: all three are held for the scheduler thread,
+  // which starts them in submission order.
   for (const char* name : {"a", "b", "c"}) {
     ASSERT_TRUE(s_->After(kDue + microseconds(500), job(name)).ok());
   }
   Advance(kNear);
-  EXPECT_EQ(Handed(), 2u);  // x, and a held
+  EXPECT_EQ(Handed(), 4u);  // x, and a, b and c held
   // Filed after the hand-off, inside the window: x's deadline but after x,
   // and earlier than a's.
   ASSERT_TRUE(s_->After(microseconds(500), job("y")).ok());
   ASSERT_TRUE(s_->After(microseconds(700), job("z")).ok());
   Advance(milliseconds(2));  // everything is due at once
   EXPECT_THAT(order, ::testing::ElementsAre("x", "y", "z", "a", "b", "c"));
+}
+
+// A job filed inside the window after a hand-off is handed ahead too, in
+// its place by deadline. Here the one worker already sleeps until a later
+// job's deadline and would not wake for it, so the scheduler thread starts
+// it, on time.
+TEST_F(HandAheadTest, Engine_2_4_JobFiledInsideTheWindowIsHandedAheadInDeadlineOrder) {
+  Start(1);
+  std::mutex mu;
+  std::vector<std::pair<std::string, Instant>> started;
+  auto job = [&](std::string name) {
+    return [&, name](const RunContext& ctx) {
+      std::lock_guard<std::mutex> l(mu);
+      started.emplace_back(name, clock_->Now());
+      EXPECT_GE(clock_->Now(), ctx.scheduled_at()) << name << " started before its deadline";
+      return Status();
+    };
+  };
+  ASSERT_TRUE(s_->After(kDue, job("x")).ok());
+  Advance(kNear);
+  ASSERT_EQ(Handed(), 1u);
+  ASSERT_TRUE(s_->After(microseconds(300), job("y")).ok());  // before x
+  Settle();
+  EXPECT_EQ(Handed(), 2u) << "the job filed inside the window stayed in the wheel";
+  Advance(microseconds(300));
+  {
+    std::lock_guard<std::mutex> l(mu);
+    ASSERT_EQ(started.size(), 1u) << "y did not start at its deadline";
+    EXPECT_EQ(started[0].first, "y");
+    EXPECT_EQ(started[0].second, kStart + kNear + microseconds(300));
+  }
+  Advance(microseconds(200));
+  std::lock_guard<std::mutex> l(mu);
+  ASSERT_EQ(started.size(), 2u);
+  EXPECT_EQ(started[1].first, "x");
+  EXPECT_EQ(started[1].second, kStart + kDue);
 }
 
 TEST_F(HandAheadTest, Engine_2_4_SlowCallbackDoesNotHoldUpTheNextHandedAheadJob) {
