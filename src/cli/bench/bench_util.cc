@@ -192,14 +192,13 @@ void AddLateness(JsonLine& j, const std::vector<int64_t>& lateness_ns) {
 }
 
 std::unique_ptr<Scheduler> MakeScheduler(const BenchArgs& args) {
+  auto millis = [](double ms) {
+    return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(ms));
+  };
   SchedulerOptions o;
   o.workers = args.threads;
-  o.timer_slack = std::chrono::duration_cast<Duration>(
-      std::chrono::duration<double, std::milli>(args.timer_slack_ms));
-  if (args.hand_ahead_ms >= 0) {
-    o.hand_ahead = std::chrono::duration_cast<Duration>(
-        std::chrono::duration<double, std::milli>(args.hand_ahead_ms));
-  }
+  o.timer_slack = millis(args.timer_slack_ms);
+  if (args.hand_ahead_ms >= 0) o.hand_ahead = millis(args.hand_ahead_ms);
   o.pin_workers = args.pin_workers;
   Result<std::unique_ptr<Scheduler>> s = Scheduler::Create(std::move(o));
   if (!s.ok()) {
