@@ -15,6 +15,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -244,6 +245,12 @@ def main():
         print("FAIL: %d duplicate deliveries for %d kills" % (extra, a.kills)); ok = False
     if rc != 0:
         print("FAIL: SIGTERM exit code", rc); ok = False
+    if ok:
+        # Kept only when the test fails: the database, the daemon's log and
+        # what the receiver got are what one needs to see why.
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print("kept for inspection:", work)
     print("PASS" if ok else "FAILED", flush=True)
     return 0 if ok else 1
 
