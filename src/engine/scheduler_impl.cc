@@ -573,42 +573,19 @@ Result<Task> SchedulerImpl::BindHandler(std::string_view type, std::string paylo
 
 // ---------------------------------------------------------------- live changes
 
-Status SchedulerImpl::Cancel(JobRef ref) {
-  if (ref.is_id() && CancelOpen(ref.id())) return Status();
-  Task released;  // destroys the callback's captures after unlocking
-  Lock l = Acquire();
-  if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
-  return CancelJob(ref, l, released);
-}
-
-// Any cancel but that of an open job (CancelOpen).
-Status SchedulerImpl::CancelJob(JobRef ref, Lock& l, Task& released) {
-  std::vector<Task> released_children;
-  Result<uint32_t> s = Resolve(ref);
-  if (!s.ok()) return s.status();
-  const uint32_t slot = *s;
-  Job& j = jobs_[slot];
-  if (!j.Close() || IsTerminal(j.state)) {
-    return Status::InvalidState("cancel: job " + IdText(slot) + " is already " +
-                                std::string(JobStateName(StateOf(j))));
-  }
-  // Without an observer the instant only starts the retention (minutes),
-  // for which a tick's error does not matter: the cheap clock read will do.
-  const Instant now = events_ ? clock_->Now() : clock_->NowCoarse();
-  Terminate(slot, JobState::kCancelled, "cancelled", now, released);
-  EndChildren(slot, JobState::kCancelled, now, released_children);
-  l.unlock();
-  return Status();  // the tasks released die here, unlocked
-}
-
 // The common cancel, kept short on purpose: a caller cancelling jobs at
 // random misses the cache on each job record, and only a short path lets the
-// processor run on into the caller's next call (and its misses) while this
-// one is served. It takes no lock: one compare-and-swap on the record's gate
-// decides it (Gate, job_table.h), the callable is released here, and the
-// rest -- out of the wheel, counted, retired -- is queued for the scheduler
-// thread, which does it in batches on its own core (DrainCancels).
-bool SchedulerImpl::CancelOpen(JobId id) {
+// processor run on into the caller's next calls (and their misses) while
+// this one waits. How far it runs is counted in instructions: in a loop of
+// compare-and-swaps on random records of a million through a call, each 32
+// instructions more per call cost about 30 ns more per call on the test VM
+// (docs/performance.md). So the path below takes no lock and makes no call
+// but for the rare (a callable with a destructor, the wake-up, tests): one
+// compare-and-swap on the record's gate decides it (Gate, job_table.h), the
+// callable is released here, and the rest -- out of the wheel, counted,
+// retired -- is queued for the scheduler thread, which does it in batches on
+// its own core (DrainCancels).
+inline bool SchedulerImpl::CancelOpen(JobId id) {
   if (id.generation() > Job::kGenMask || stopping_runs_.load(std::memory_order_relaxed)) {
     return false;
   }
@@ -623,17 +600,52 @@ bool SchedulerImpl::CancelOpen(JobId id) {
   // this thread's until it is marked.
   j->task.Reset();
   const bool wake = cancels_.Mark(id.slot());
+  if (wake || manual_clock_) [[unlikely]]
+    AfterMark();
+  return true;
+}
+
+// CancelOpen's rare end, out of line.
+void SchedulerImpl::AfterMark() {
   if (manual_clock_) {
     // Tests: the job is retired as of the clock's instant now, as by the
     // locked path, before the clock can be moved on.
     Lock l = Acquire();
     DrainCancels(clock_->Now(), SIZE_MAX);
-    return true;
+    return;
   }
   // The first cancel of a burst wakes the scheduler thread, which drains
   // them all once the burst is over (MaybeDrainCancels).
-  if (wake) interrupt_.Signal();
-  return true;
+  interrupt_.Signal();
+}
+
+Status SchedulerImpl::Cancel(JobRef ref) {
+  if (ref.is_id() && CancelOpen(ref.id())) [[likely]]
+    return Status();
+  return CancelLocked(ref);
+}
+
+// Any cancel but that of an open job (CancelOpen).
+Status SchedulerImpl::CancelLocked(JobRef ref) {
+  // The callables released die after unlocking, as these go out of scope.
+  Task released;
+  std::vector<Task> released_children;
+  Lock l = Acquire();
+  if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
+  Result<uint32_t> s = Resolve(ref);
+  if (!s.ok()) return s.status();
+  const uint32_t slot = *s;
+  Job& j = jobs_[slot];
+  if (!j.Close() || IsTerminal(j.state)) {
+    return Status::InvalidState("cancel: job " + IdText(slot) + " is already " +
+                                std::string(JobStateName(StateOf(j))));
+  }
+  // Without an observer the instant only starts the retention (minutes),
+  // for which a tick's error does not matter: the cheap clock read will do.
+  const Instant now = events_ ? clock_->Now() : clock_->NowCoarse();
+  Terminate(slot, JobState::kCancelled, "cancelled", now, released);
+  EndChildren(slot, JobState::kCancelled, now, released_children);
+  return Status();
 }
 
 size_t SchedulerImpl::DrainCancels(Instant now, size_t max) {

@@ -258,10 +258,11 @@ class SchedulerImpl final : public Scheduler {
     ++by_state_[static_cast<size_t>(state)];
     j.state = state;
   }
-  Status CancelJob(JobRef ref, Lock& l, Task& released);
   // The cancel without the lock of an open job (Gate): true when done, false
-  // when the id names no open job (the locked path answers then).
+  // when the id names no open job (CancelLocked answers then).
   bool CancelOpen(JobId id);
+  void AfterMark();
+  Status CancelLocked(JobRef ref);
   // Finishes up to `max` of the cancels queued by CancelOpen: the jobs leave
   // the wheel, are counted cancelled and retired, and their gates close.
   // Returns how many. REQUIRES mu_.
