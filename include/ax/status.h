@@ -10,6 +10,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,7 +45,19 @@ std::string_view StatusCodeName(StatusCode code);
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  // An OK code keeps no message.
+  Status(StatusCode code, std::string message)
+      : rep_(code == StatusCode::kOk ? nullptr
+                                     : std::make_unique<const Rep>(Rep{code, std::move(message)})) {
+  }
+  Status(const Status& o) : rep_(o.rep_ ? std::make_unique<const Rep>(*o.rep_) : nullptr) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) rep_ = o.rep_ ? std::make_unique<const Rep>(*o.rep_) : nullptr;
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+  ~Status() = default;
 
   static Status Ok() { return {}; }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
@@ -61,19 +74,26 @@ class [[nodiscard]] Status {
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
-  bool ok() const { return code_ == StatusCode::kOk; }
-  StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  bool ok() const { return rep_ == nullptr; }
+  StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }
+  const std::string& message() const { return rep_ ? rep_->message : EmptyMessage(); }
   // "OK" or "<CodeName>: <message>".
   std::string ToString() const;
 
   friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.message_ == b.message_;
+    return a.code() == b.code() && a.message() == b.message();
   }
 
  private:
-  StatusCode code_ = StatusCode::kOk;
-  std::string message_;
+  struct Rep {
+    StatusCode code;
+    std::string message;
+  };
+  static const std::string& EmptyMessage();
+
+  // Null when OK: an OK status is one word, made and checked without
+  // touching memory (every call and every run returns one).
+  std::unique_ptr<const Rep> rep_;
 };
 
 // Result<T>: either a value or a non-OK Status. Members mirror the parts of

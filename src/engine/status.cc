@@ -28,11 +28,16 @@ std::string_view StatusCodeName(StatusCode code) {
   return "Unknown";
 }
 
+const std::string& Status::EmptyMessage() {
+  static const std::string* const empty = new std::string;
+  return *empty;
+}
+
 std::string Status::ToString() const {
   if (ok()) return "OK";
-  std::string s(StatusCodeName(code_));
+  std::string s(StatusCodeName(rep_->code));
   s += ": ";
-  s += message_;
+  s += rep_->message;
   return s;
 }
 
