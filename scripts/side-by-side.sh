@@ -2,18 +2,24 @@
 # ax beside the peers of shared/peers/run, interleaved: each repetition runs
 # every system on W1, W2 and W3 back to back, so that a slow spell of a
 # shared VM's host hits all of them alike (docs/performance.md).
-#   scripts/side-by-side.sh [OUT_DIR] [REPEATS]     (default: side-by-side, 3)
+#   scripts/side-by-side.sh [OUT_DIR] [REPEATS] [W1_EXTRA]
+#                                       (default: side-by-side, 3, 10)
 # Writes OUT_DIR/peers.jsonl (each line with "host_steal_pct" added, as ax's
 # own lines carry it), ax.jsonl, ax-slack.jsonl (W4 with 1 ms of timer
 # slack), ax-probe.jsonl (W2 --probe), ax-pinned.jsonl (W3 and W4 with
 # --pin-workers), peers10m.jsonl and ax10m.jsonl (W1 at
-# 10 M jobs; and ax's W3 beside 10 M). Summarise with:
+# 10 M jobs; and ax's W3 beside 10 M). W1 at 1 M, the quickest workload and
+# the one whose ratios swing most from minute to minute, gets W1_EXTRA more
+# interleaved rounds in the same files. Summarise with:
 #   ../shared/peers/summarize --range OUT_DIR/peers.jsonl OUT_DIR/ax.jsonl
 #   ../shared/peers/summarize --range OUT_DIR/peers10m.jsonl OUT_DIR/ax10m.jsonl
+# and the ratio to the best peer round by round with:
+#   scripts/round-ratios.py OUT_DIR/peers.jsonl OUT_DIR/ax.jsonl
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-side-by-side}
 repeats=${2:-3}
+w1_extra=${3:-10}
 peers=../shared/peers/run
 ax=build/release/ax
 cmake --workflow --preset release >&2  # incremental: never a stale ax
@@ -44,6 +50,10 @@ for _ in $(seq "$repeats"); do
   "$ax" bench W2 --probe >> "$out/ax-probe.jsonl" || true
   "$ax" bench W3 --pin-workers >> "$out/ax-pinned.jsonl" || true
   "$ax" bench W4 --pin-workers >> "$out/ax-pinned.jsonl" || true
+done
+for _ in $(seq "$w1_extra"); do
+  for p in asio libuv go naive; do peer "$p" W1 >> "$out/peers.jsonl"; done
+  "$ax" bench W1 >> "$out/ax.jsonl" || true
 done
 "$ax" bench idle >> "$out/ax.jsonl" || true
 # W1 at 10 M jobs, every system, interleaved the same way.
