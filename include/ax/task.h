@@ -19,6 +19,10 @@
 
 namespace ax {
 
+namespace internal {
+struct TaskAccess;
+}  // namespace internal
+
 class Task {
  public:
   Task() = default;
@@ -57,6 +61,7 @@ class Task {
   Status operator()(const RunContext& ctx) { return ops_->invoke(buf_, ctx); }
 
  private:
+  friend struct internal::TaskAccess;  // the engine's cancel (scheduler_impl.cc)
   static constexpr size_t kBufSize = 16;
   template <class D>
   static constexpr bool kInline =

@@ -573,59 +573,73 @@ Result<Task> SchedulerImpl::BindHandler(std::string_view type, std::string paylo
 
 // ---------------------------------------------------------------- live changes
 
+// A Task's inside, for the cancel below: whether releasing the callable
+// calls a destructor, and releasing it when it does not.
+struct TaskAccess {
+  static bool Destroys(const Task& t) { return t.ops_ != nullptr && t.ops_->destroy != nullptr; }
+  static void Forget(Task& t) { t.ops_ = nullptr; }  // REQUIRES: !Destroys(t)
+};
+
 // The common cancel, kept short on purpose: a caller cancelling jobs at
 // random misses the cache on each job record, and only a short path lets the
 // processor run on into the caller's next calls (and their misses) while
 // this one waits. How far it runs is counted in instructions: in a loop of
 // compare-and-swaps on random records of a million through a call, each 32
 // instructions more per call cost about 30 ns more per call on the test VM
-// (docs/performance.md). So the path below takes no lock and makes no call
-// but for the rare (a callable with a destructor, the wake-up, tests): one
+// (docs/performance.md). So this path takes no lock, and every call it makes
+// is its last act (a callable with a destructor, the wake-up, the tests'
+// clock, the locked path), so that it saves no registers: one
 // compare-and-swap on the record's gate decides it (Gate, job_table.h), the
 // callable is released here, and the rest -- out of the wheel, counted,
 // retired -- is queued for the scheduler thread, which does it in batches on
 // its own core (DrainCancels).
-inline bool SchedulerImpl::CancelOpen(JobId id) {
+Status SchedulerImpl::Cancel(JobRef ref) {
+  if (!ref.is_id()) return CancelLocked(ref);
+  const JobId id = ref.id();
   if (id.generation() > Job::kGenMask || stopping_runs_.load(std::memory_order_relaxed)) {
-    return false;
+    return CancelLocked(ref);
   }
   Job* j = jobs_.Peek(id.slot());
-  if (j == nullptr) return false;
+  if (j == nullptr) return CancelLocked(ref);
   uint32_t open = Job::GateWord(id.generation(), Gate::kOpen);
   if (!j->gen_gate.compare_exchange_strong(open, Job::GateWord(id.generation(), Gate::kCancelling),
                                            std::memory_order_acquire, std::memory_order_relaxed)) {
-    return false;
+    return CancelLocked(ref);  // not an open job: the locked path answers
   }
-  // The captures die now (SPEC 2.3), no lock held, in place: the record is
-  // this thread's until it is marked.
-  j->task.Reset();
-  const bool wake = cancels_.Mark(id.slot());
-  if (wake || manual_clock_) [[unlikely]]
-    AfterMark();
-  return true;
+  // The record is this thread's until it is marked. A callable with a
+  // destructor, and the tests' clock, take the call below.
+  if (TaskAccess::Destroys(j->task) || manual_clock_) [[unlikely]] {
+    return CancelWon(j, id.slot());
+  }
+  TaskAccess::Forget(j->task);
+  if (cancels_.Mark(id.slot())) [[unlikely]]
+    return WakeToDrain();
+  return Status();
 }
 
-// CancelOpen's rare end, out of line.
-void SchedulerImpl::AfterMark() {
+// A cancel that won the gate, the rare way: the captures die now (SPEC 2.3),
+// no lock held, in place, before the record is marked.
+Status SchedulerImpl::CancelWon(Job* j, uint32_t slot) {
+  j->task.Reset();
+  const bool wake = cancels_.Mark(slot);
   if (manual_clock_) {
     // Tests: the job is retired as of the clock's instant now, as by the
     // locked path, before the clock can be moved on.
     Lock l = Acquire();
     DrainCancels(clock_->Now(), SIZE_MAX);
-    return;
-  }
-  // The first cancel of a burst wakes the scheduler thread, which drains
-  // them all once the burst is over (MaybeDrainCancels).
-  interrupt_.Signal();
-}
-
-Status SchedulerImpl::Cancel(JobRef ref) {
-  if (ref.is_id() && CancelOpen(ref.id())) [[likely]]
     return Status();
-  return CancelLocked(ref);
+  }
+  return wake ? WakeToDrain() : Status();
 }
 
-// Any cancel but that of an open job (CancelOpen).
+// The first cancel of a burst wakes the scheduler thread, which drains them
+// all once the burst is over (MaybeDrainCancels).
+Status SchedulerImpl::WakeToDrain() {
+  interrupt_.Signal();
+  return Status();
+}
+
+// Any cancel but that of an open job (Cancel).
 Status SchedulerImpl::CancelLocked(JobRef ref) {
   // The callables released die after unlocking, as these go out of scope.
   Task released;

@@ -258,10 +258,10 @@ class SchedulerImpl final : public Scheduler {
     ++by_state_[static_cast<size_t>(state)];
     j.state = state;
   }
-  // The cancel without the lock of an open job (Gate): true when done, false
-  // when the id names no open job (CancelLocked answers then).
-  bool CancelOpen(JobId id);
-  void AfterMark();
+  // Cancel's rare ends (scheduler_impl.cc), and any cancel but that of an
+  // open job (Gate): CancelLocked.
+  Status CancelWon(Job* j, uint32_t slot);
+  Status WakeToDrain();
   Status CancelLocked(JobRef ref);
   // Finishes up to `max` of the cancels queued by CancelOpen: the jobs leave
   // the wheel, are counted cancelled and retired, and their gates close.
