@@ -7,8 +7,8 @@ The k-th line of a (system, workload, n) in each file is round k. For every
 key an issue 3 target names, prints ax's median, the best peer's median, and
 ax / best peer: its median over the rounds and its range. The best peer is
 picked in each round (lowest time or lateness, most fires per second); CPU
-is set against the peer picked on fires/s (W2) or p99 (W3). A ratio below 1 is ax ahead for times, lateness and CPU; above 1 for
-fires/s.
+is set against the peer picked on fires/s (W2) or p99 (W3). A ratio below 1
+is ax ahead for times, lateness and CPU; above 1 for fires/s.
 """
 import json
 import statistics
@@ -65,6 +65,7 @@ def main():
                       f"best peer {statistics.median(b for _, b in rows):,.1f} "
                       f"({'/'.join(sorted(set(best)))}), ax/peer "
                       f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})")
+
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,5 @@
 // CancelMarks: the job slots cancelled without the engine lock, marked for
-// the lock's side (SchedulerImpl::CancelOpen, DrainCancels).
+// the lock's side (SchedulerImpl::Cancel, DrainCancels).
 //
 // A bit per job slot, set by the canceller with one locked OR; the lock's
 // side finds the marked slots by scanning the bits from where it stopped

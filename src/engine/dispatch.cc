@@ -774,7 +774,7 @@ void SchedulerImpl::Flush(int worker, bool may_defer) {
   RunsGone(n);
 }
 
-// The common end of a run, kept short on purpose (like CancelOpen): a plain
+// The common end of a run, kept short on purpose (like Cancel): a plain
 // one-shot job's only run returned OK. It is what Resolve, ResolveSuccess,
 // Terminate and ReleaseRun do for such a job, without their cases for cold
 // records, events, periodic jobs, children and run timers; anything else goes

@@ -70,7 +70,7 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
       wheel_(ToUnixNanos(clock_->Now()), kLoadAhead.count(), &jobs_),
       run_wheel_(ToUnixNanos(clock_->Now())),
       rng_(options_.seed) {
-  jobs_.AllowPeek();  // CancelOpen
+  jobs_.AllowPeek();  // Cancel
   if (options_.observer || options_.on_dead_letter) {
     events_ = std::make_unique<EventQueue>(options_.observer, options_.on_dead_letter);
   }
@@ -316,7 +316,7 @@ Result<JobId> SchedulerImpl::Submit(Plan& plan, Task& task, const JobOptions& op
   return id;
 }
 
-// The common submission, kept short on purpose (like CancelOpen): a one-shot
+// The common submission, kept short on purpose (like Cancel): a one-shot
 // job with default options, at `at` or after `*delay`. It is what Submit does
 // for one, without the plan, keys, parents and cold record; and At reads no
 // clock unless an observer wants the event's instant.

@@ -263,7 +263,7 @@ class SchedulerImpl final : public Scheduler {
   Status CancelWon(Job* j, uint32_t slot);
   Status WakeToDrain();
   Status CancelLocked(JobRef ref);
-  // Finishes up to `max` of the cancels queued by CancelOpen: the jobs leave
+  // Finishes up to `max` of the cancels queued by Cancel: the jobs leave
   // the wheel, are counted cancelled and retired, and their gates close.
   // Returns how many. REQUIRES mu_.
   size_t DrainCancels(Instant now, size_t max);
@@ -314,7 +314,7 @@ class SchedulerImpl final : public Scheduler {
   const SchedulerOptions options_;
   const std::shared_ptr<Clock> clock_;
   // A manual clock jumps when a test moves it: a cancel without the lock is
-  // drained at once (CancelOpen), so that its retention starts at the
+  // drained at once (Cancel), so that its retention starts at the
   // instant of the cancel, as on the locked path.
   const bool manual_clock_;
   // SchedulerOptions::hand_ahead in ns; 0 when off (or with a timer slack).
@@ -323,7 +323,7 @@ class SchedulerImpl final : public Scheduler {
   std::unique_ptr<WorkerLocal[]> local_;    // [options_.workers]; owned by that worker
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts
 
-  // The cancels without the lock (CancelOpen), marked for the lock's side.
+  // The cancels without the lock (Cancel), marked for the lock's side.
   // The scheduler thread drains them once a burst of cancels is over (the
   // count of marks has not moved for kDrainQuiet), once the first has
   // waited kDrainAge, or once kDrainBacklog (or half the slab) were made,

@@ -207,7 +207,7 @@ TEST_F(DependencyTest, Engine_2_9_ChildOfARunningParentWaitsForIt) {
 }
 
 // Without an observer a parent with no options takes the short paths of a
-// plain job (CancelOpen, CompletePlain): its children still follow it. A
+// plain job (Cancel, CompletePlain): its children still follow it. A
 // plain cancel once left the child waiting for ever.
 TEST_F(DependencyTest, Engine_2_9_ChildIsCancelledWhenTheParentIsCancelled) {
   for (const bool observed : {true, false}) {

@@ -70,7 +70,7 @@ class EngineTest : public ::testing::Test {
   }
 
   // Start(2) with the recording observer, or with none: without an observer,
-  // plain jobs take the engine's short paths (CancelOpen, CompletePlain...).
+  // plain jobs take the engine's short paths (Cancel, CompletePlain...).
   void StartObserved(bool observed) {
     Start(2, [observed](SchedulerOptions& o) {
       if (!observed) o.observer = nullptr;

@@ -1,4 +1,4 @@
-// The engine's short paths for plain jobs (SubmitOnce, CancelOpen, the
+// The engine's short paths for plain jobs (SubmitOnce, Cancel, the
 // workers' fast start and CompletePlain) are taken only without an observer;
 // with one, the same calls take the general paths. So one random sequence of
 // calls, made on two schedulers that differ only in the observer, must leave

@@ -4,7 +4,7 @@
 // agree with the operations that succeeded: nothing lost, nothing run twice,
 // nothing started after its cancel returned. With an observer every call
 // takes the engine lock; without one, plain jobs are cancelled without it
-// (SchedulerImpl::CancelOpen), racing the scheduler thread's firing and its
+// (SchedulerImpl::Cancel), racing the scheduler thread's firing and its
 // drain of those cancels.
 #include <algorithm>
 #include <array>
