@@ -173,8 +173,9 @@ TEST_F(HandAheadTest, Engine_2_4_JobFiledInsideTheWindowIsHandedAheadInDeadlineO
 
 TEST_F(HandAheadTest, Engine_2_4_SlowCallbackDoesNotHoldUpTheNextHandedAheadJob) {
   Start(2);
-  Gate release, fast_ran;
+  Gate slow_started, release, fast_ran;
   ASSERT_TRUE(s_->After(kDue, [&](const RunContext&) {
+                  slow_started.Open();
                   EXPECT_TRUE(release.Wait());
                   return Status();
                 }).ok());
@@ -184,7 +185,10 @@ TEST_F(HandAheadTest, Engine_2_4_SlowCallbackDoesNotHoldUpTheNextHandedAheadJob)
                 }).ok());
   Advance(kNear);
   ASSERT_EQ(Handed(), 2u);
-  clock_->Advance(microseconds(500));  // the slow one starts and blocks
+  clock_->Advance(microseconds(500));
+  // The slow one starts and blocks (without the wait, the second one could
+  // start first, and no worker would be busy yet: 1 run in 40 failed so).
+  ASSERT_TRUE(slow_started.Wait());
   clock_->Advance(microseconds(600));
   EXPECT_TRUE(fast_ran.Wait()) << "the second job waited for the first one's callback";
   EXPECT_GE(s_->GetStats().busy_workers, 1u) << "a worker in a callback counts as busy";
