@@ -609,6 +609,30 @@ int SchedulerImpl::LatestClaimer() const {
   return latest;
 }
 
+// The scheduler thread may be behind a worker woken for its claim `own`:
+// both woken by a jump of the clock (a manual clock's advance, a wall clock
+// stepped, a process suspended), or its wake-up late on a loaded host.
+// Earlier jobs then still wait: entries before `own` left to the scheduler
+// thread or to no one, and jobs in the wheel it has not looked at. The worker
+// starts the earliest such entry instead of its own, which waits for the next
+// claimer or pass; with jobs in the wheel, it leaves its entry to the
+// scheduler thread (returns end()), which starts them all in order.
+std::deque<SchedulerImpl::Ahead>::iterator SchedulerImpl::ChooseStart(
+    const std::deque<Ahead>::iterator& own, Instant now) {
+  auto first = std::find_if(ahead_.begin(), own, [](const Ahead& e) { return e.owner < 0; });
+  if (armed_ <= ToUnixNanos(now) && wheel_.NextDeadline() < first->at) {
+    own->owner = kHeld;
+    ++ahead_held_;
+    WakeFor(now);
+    return ahead_.end();
+  }
+  if (first != own) {
+    own->owner = kUnclaimed;
+    if (first->owner == kHeld) --ahead_held_;
+  }
+  return first;
+}
+
 bool SchedulerImpl::RunAhead(int worker) {
   if (hand_ahead_ns_ == 0) return false;
   WorkerLocal& local = local_[static_cast<size_t>(worker)];
@@ -648,6 +672,8 @@ bool SchedulerImpl::RunAhead(int worker) {
     if (nudge) pool_->Nudge();
     return true;
   }
+  it = ChooseStart(it, now);
+  if (it == ahead_.end()) return true;  // left to the scheduler thread
   const Ahead a = *it;
   ahead_.erase(it);
   std::vector<uint32_t>& dispatch = local.dispatch;

@@ -218,6 +218,8 @@ class SchedulerImpl final : public Scheduler {
   // A worker with nothing queued claims the earliest unclaimed job of
   // ahead_, sleeps until its deadline and starts it; true if it did anything.
   bool RunAhead(int worker);
+  // The entry RunAhead starts in place of `own`, or end(). REQUIRES mu_.
+  std::deque<Ahead>::iterator ChooseStart(const std::deque<Ahead>::iterator& own, Instant now);
   bool HasUnclaimed() const;
   // Jobs handed ahead wait with no worker asleep for them while one is
   // blocked on the queue, which Nudge would wake. REQUIRES mu_.
