@@ -616,14 +616,14 @@ int SchedulerImpl::LatestClaimer() const {
 // thread or to no one, and jobs in the wheel it has not looked at. The worker
 // starts the earliest such entry instead of its own, which waits for the next
 // claimer or pass; with jobs in the wheel, it leaves its entry to the
-// scheduler thread (returns end()), which starts them all in order.
+// scheduler thread (returns end()), whose pass is due already (armed_ <= now:
+// no signal needed) and starts them all in order.
 std::deque<SchedulerImpl::Ahead>::iterator SchedulerImpl::ChooseStart(
     const std::deque<Ahead>::iterator& own, Instant now) {
   auto first = std::find_if(ahead_.begin(), own, [](const Ahead& e) { return e.owner < 0; });
   if (armed_ <= ToUnixNanos(now) && wheel_.NextDeadline() < first->at) {
     own->owner = kHeld;
     ++ahead_held_;
-    WakeFor(now);
     return ahead_.end();
   }
   if (first != own) {
