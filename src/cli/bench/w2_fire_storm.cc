@@ -1,7 +1,9 @@
 // W2 fire-storm: n one-shot no-op jobs, all At(T0 + 2 s), T0 read on ax's
 // clock just before the first schedule call. drain_ms = the instant (ax's
 // clock) the callback that brings the counter to n read the clock − the
-// deadline. Keys: schedule_ns_per_op, drain_ms, fires_per_s, cpu_ms; with
+// deadline. Keys: schedule_ns_per_op, drain_ms, fires_per_s, cpu_ms, and
+// first_fire_late_ms (the first callback's clock read − the deadline: how
+// much of the drain is the storm starting late); with
 // --probe, also probe_calls, probe_call_us_p50/p99/max and probe_errors (calls
 // made during the drain, see BenchArgs::probe).
 #include <algorithm>
@@ -18,6 +20,7 @@ namespace ax::cli::bench {
 namespace {
 
 std::atomic<long> count{0};
+std::atomic<int64_t> first_ns{0};
 std::atomic<int64_t> last_ns{0};
 long target = 0;
 std::atomic<bool> probe_stop{false};
@@ -55,7 +58,9 @@ void RunW2(const BenchArgs& args) {
   const Instant deadline = FromUnixNanos(deadline_ns);
   for (size_t i = 0; i < n; ++i) {
     Result<JobId> id = s->At(deadline, [] {
-      if (count.fetch_add(1, std::memory_order_relaxed) + 1 == target) last_ns.store(AxNowNs());
+      const long done = count.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (done == 1) first_ns.store(AxNowNs());
+      if (done == target) last_ns.store(AxNowNs());
     });
     if (!id.ok()) ++schedule_errors;
   }
@@ -80,6 +85,8 @@ void RunW2(const BenchArgs& args) {
       .Num("drain_ms", drain_ms, 2)
       .Num("fires_per_s", ok ? static_cast<double>(n) / (drain_ms / 1e3) : NAN, 0)
       .Num("cpu_ms", cpu)
+      .Num("first_fire_late_ms",
+           ok ? static_cast<double>(first_ns.load() - deadline_ns) / 1e6 : NAN, 2)
       .Int("schedule_done_before_deadline", t1 <= deadline_ns ? 1 : 0)
       .Int("fired", count.load());
   if (args.probe) {
