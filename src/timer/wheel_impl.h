@@ -165,7 +165,7 @@ size_t BasicTimerWheel<D>::PopExpired(int64_t now_ns, size_t max, std::vector<ui
   return popped;
 }
 
-// The entry's tick is elapsed_ (a level-0 slot, or a cascade's first tick).
+// The entry's tick is elapsed_ (the level-0 slot being loaded).
 template <class D>
 void BasicTimerWheel<D>::AdmitNear(const SlotEntry& entry, uint64_t seq) {
   if (!IsLive(entry, elapsed_)) return;  // garbage or duplicate
@@ -211,8 +211,17 @@ bool BasicTimerWheel<D>::AdvanceOneSlot(uint64_t tick) {
       InstallStaged();
     }
     CascadeChain(chain, level, slot);
+    // The window's first tick (its staged entries, then the rest of the
+    // cascade's, in insertion order) loads in pieces like any level-0 slot:
+    // admitted at once, a million jobs due on the hour held the owner's lock
+    // for 143 ms (W2, when the deadline fell on a level-1 slot's first tick).
+    assert(SlotFor(elapsed_, 0) == 0);
+    if ((occupied_[0] & 1) != 0) {
+      occupied_[0] &= ~uint64_t{1};
+      AdmitSlot(slots_[0]);
+    }
   }
-  load_pending_ = true;  // even without a level-0 list: the cascade appended to near_
+  load_pending_ = true;  // even with nothing admitted: Load prefetches the slots next in turn
   return true;
 }
 
@@ -254,8 +263,9 @@ bool BasicTimerWheel<D>::Load(size_t& budget) {
 }
 
 // Re-files a chain of slot `slot` at `level` (elapsed_ is its first tick)
-// relative to elapsed_. The slot gives each entry's tick, so no deadline is
-// read except for those due in this tick (and at levels 5 and 6).
+// relative to elapsed_, the first tick's entries into level-0 slot 0. The
+// slot gives each entry's tick, so no deadline is read but at the levels
+// whose entries keep too few bits of it (EntryTick).
 template <class D>
 void BasicTimerWheel<D>::CascadeChain(SlotChunk* chain, int level, int slot) {
   SlotList::Drain(chain, pool_, [&](const SlotChunk& chunk) {
@@ -264,11 +274,8 @@ void BasicTimerWheel<D>::CascadeChain(SlotChunk* chain, int level, int slot) {
       const SlotEntry& entry = chunk.entries[i];
       const uint64_t tick = EntryTick(entry, elapsed_, level, slot);
       if (tick == kNoTick) continue;  // garbage
-      if (tick <= elapsed_) {
-        AdmitNear(entry, next_seq_++);
-      } else {
-        FileInWheel(entry, tick);
-      }
+      assert(tick >= elapsed_);
+      FileInWheel(entry, tick);  // the first tick (elapsed_) to level-0 slot 0
     }
   });
 }
@@ -318,8 +325,8 @@ bool BasicTimerWheel<D>::StageAhead() {
 }
 
 // At the hand-over (elapsed_ is the staged window's first tick; the levels
-// below the source are empty): the staged lists become those levels, and the
-// first tick's entries join near_ with those the rest of the cascade admits.
+// below the source are empty): the staged lists become those levels. The
+// rest of the cascade appends to them, the first tick's (slot 0) included.
 template <class D>
 void BasicTimerWheel<D>::InstallStaged() {
   staging_ = false;
@@ -327,10 +334,6 @@ void BasicTimerWheel<D>::InstallStaged() {
     if (staged_[where].empty()) continue;
     std::swap(slots_[where], staged_[where]);
     occupied_[where / kSlotsPerLevel] |= uint64_t{1} << (where % kSlotsPerLevel);
-  }
-  if ((occupied_[0] & 1) != 0) {
-    occupied_[0] &= ~uint64_t{1};
-    AdmitSlot(slots_[0]);
   }
 }
 

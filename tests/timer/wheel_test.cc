@@ -366,6 +366,53 @@ TEST(Wheel, MaxBatchesAMillionSimultaneousDeadlines) {
   EXPECT_LT(loading_calls, 1000u);
 }
 
+TEST(Wheel, FirstTickOfALevelOneSlotLoadsInPieces) {
+  // The deadlines fall on the first tick of a level-1 slot, so they reach
+  // that tick by a cascade. Admitted into the near-term queue by the cascade
+  // itself, 1 M of them held the engine's lock for 143 ms in one call;
+  // filed into level-0 slot 0 instead, they load a bounded piece per call.
+  constexpr int64_t kTick = int64_t{1} << 24;
+  constexpr uint32_t kCount = 200'000;
+  constexpr size_t kBatch = 4096;
+  const int64_t deadline = 9 * 64 * kTick + 5 * kMs;  // level-1 slot 9, its first tick
+  TimerWheel wheel(0);
+  for (uint32_t id = 0; id < kCount; ++id) wheel.Insert(id, deadline + id % 3);
+  std::vector<uint32_t> expected;
+  for (uint32_t rest = 0; rest < 3; ++rest) {
+    for (uint32_t id = rest; id < kCount; id += 3) expected.push_back(id);
+  }
+  std::vector<uint32_t> fired;
+  size_t loading_calls = 0;
+  while (wheel.size() > 0) {
+    std::vector<uint32_t> out;
+    if (wheel.PopExpired(deadline + 2, kBatch, out) == 0) {
+      ASSERT_TRUE(fired.empty());
+      ASSERT_EQ(wheel.NextDeadline(), kMin);
+      ++loading_calls;
+    }
+    fired.insert(fired.end(), out.begin(), out.end());
+  }
+  EXPECT_EQ(fired, expected);
+  // 200,000 entries in 510-entry chunks, 3 chunks a call.
+  EXPECT_GT(loading_calls, 100u);
+}
+
+TEST(Wheel, StagedAndCascadedFirstTickFireInInsertionOrder) {
+  constexpr int64_t kTick = int64_t{1} << 24;
+  const int64_t window = 64 * kTick;  // the next window comes from a level-1 slot
+  TimerWheel wheel(0);
+  for (uint32_t id = 0; id < 2000; ++id) wheel.Insert(id, window);
+  ASSERT_TRUE(wheel.CanStage());
+  while (wheel.StageAhead()) {
+  }
+  // After staging: these cascade at the hand-over, into the same tick.
+  for (uint32_t id = 2000; id < 4000; ++id) wheel.Insert(id, window);
+  std::vector<uint32_t> expected(4000);
+  for (uint32_t id = 0; id < 4000; ++id) expected[id] = id;
+  EXPECT_TRUE(Pop(wheel, window - 1).empty());
+  EXPECT_EQ(Pop(wheel, window), expected);
+}
+
 TEST(Wheel, RemovedNearTermEntriesAreSkippedAndCompacted) {
   TimerWheel wheel(kSec);
   for (uint32_t id = 0; id < 10'000; ++id) wheel.Insert(id, kSec - id);  // all due
