@@ -65,6 +65,11 @@ class Clock {
   // later at most, never before its delay. Cheaper than Now() where the exact read
   // costs. Default: Now().
   virtual Instant NowOrLater() const { return Now(); }
+  // Now() to within a few microseconds either way, for measurements that
+  // tolerate that (when a run started, for the lateness histogram). Cheaper
+  // than Now() where the exact read costs. Never used for deadlines.
+  // Default: Now().
+  virtual Instant NowApprox() const { return Now(); }
   // Blocks until Now() >= deadline, `interrupt` is signalled, or the clock is
   // stepped. May return early; callers re-check. Does not clear `interrupt`.
   virtual void WaitUntil(Instant deadline, Interrupt& interrupt) = 0;
@@ -89,6 +94,9 @@ class SystemClock final : public Clock {
   // against it every millisecond, 3-4.5 us ahead (src/time/tsc_estimate.h);
   // a CLOCK_REALTIME read where the counter is not invariant.
   Instant NowOrLater() const override;
+  // The same counter estimate without its margin: within 3 us before and
+  // 1.5 us after CLOCK_REALTIME.
+  Instant NowApprox() const override;
   void WaitUntil(Instant deadline, Interrupt& interrupt) override;
 };
 

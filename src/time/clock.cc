@@ -27,6 +27,13 @@ long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ab
                  FUTEX_BITSET_MATCH_ANY);
 }
 
+// SystemClock's NowOrLater and NowApprox: one estimate, anchored by both.
+internal::TscEstimate& CounterEstimate() {
+  static internal::TscEstimate estimate({&internal::ReadTsc, &RealtimeNs},
+                                        internal::TscIsInvariant());
+  return estimate;
+}
+
 }  // namespace
 
 void Interrupt::Signal() {
@@ -60,11 +67,9 @@ std::shared_ptr<SystemClock> SystemClock::Get() {
 
 Instant SystemClock::Now() const { return FromUnixNanos(RealtimeNs()); }
 
-Instant SystemClock::NowOrLater() const {
-  static internal::TscEstimate estimate({&internal::ReadTsc, &RealtimeNs},
-                                        internal::TscIsInvariant());
-  return FromUnixNanos(estimate.NowOrLater());
-}
+Instant SystemClock::NowOrLater() const { return FromUnixNanos(CounterEstimate().NowOrLater()); }
+
+Instant SystemClock::NowApprox() const { return FromUnixNanos(CounterEstimate().NowApprox()); }
 
 // No time-stamp counter read: the kernel's copy of the time at its last tick.
 Instant SystemClock::NowCoarse() const {

@@ -38,7 +38,7 @@ int64_t TscEstimate::Estimate() const {
   // A counter behind the anchor (another core's) wraps past the window.
   const uint64_t dt = src_.ticks() - anchor_ticks;
   if (dt >= window) return kNone;
-  return anchor_ns + Scale(dt, mult) + kMarginNs;
+  return anchor_ns + Scale(dt, mult);
 }
 
 int64_t TscEstimate::ReadAndAnchor() {

@@ -27,10 +27,12 @@
 //   a read interrupted between the counter and the clock, a second thread
 //   anchoring) returns the system clock read itself.
 // An estimate is thus about kMarginNs + 1.5 us later than the real instant at
-// most. After a forward step of the wall clock, calls within the window
-// count from before the step, as if made just before it. Counters of
-// different cores are assumed in step to well under kMarginNs, as the kernel
-// checks before it calls the counter reliable (`tsc_reliable`).
+// most; NowApprox, the same estimate without the margin, lies between
+// kMarginNs before and 1.5 us after it. After a forward step of the wall
+// clock, calls within the window count from before the step, as if made just
+// before it. Counters of different cores are assumed in step to well under
+// kMarginNs, as the kernel checks before it calls the counter reliable
+// (`tsc_reliable`).
 #pragma once
 
 #include <atomic>
@@ -61,19 +63,23 @@ class TscEstimate {
   TscEstimate& operator=(const TscEstimate&) = delete;
 
   // The real instant, or up to about kMarginNs + 1.5 us later. Thread-safe.
-  int64_t NowOrLater() {
-    if (usable_) {
-      if (const int64_t ns = Estimate(); ns != kNone) return ns;
-    }
-    return ReadAndAnchor();
-  }
+  int64_t NowOrLater() { return Read(kMarginNs); }
+  // The real instant to within about kMarginNs either way (the estimate
+  // without the margin): for measurements, not deadlines. Thread-safe.
+  int64_t NowApprox() { return Read(0); }
 
   // Whether estimates are being handed out (tests).
   bool live() const { return live_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr int64_t kNone = INT64_MIN;
-  int64_t Estimate() const;  // kNone: read the clock
+  int64_t Read(int64_t margin) {
+    if (usable_) {
+      if (const int64_t ns = Estimate(); ns != kNone) return ns + margin;
+    }
+    return ReadAndAnchor();
+  }
+  int64_t Estimate() const;  // without the margin; kNone: read the clock
   int64_t ReadAndAnchor();
   void Anchor(uint64_t ticks, int64_t real);
 

@@ -4,6 +4,7 @@
 #include "time/tsc_estimate.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <ctime>
 #include <thread>
 #include <vector>
@@ -91,6 +92,41 @@ TEST_F(TscEstimateTest, Engine_2_1_NeverBehindTheClockWhileItsRateChanges) {
   }
 }
 
+// SPEC 2.10: the lateness histogram takes a plain run's start from
+// NowApprox, the estimate without the margin: near the clock either way,
+// while the rate changes too.
+TEST_F(TscEstimateTest, Engine_2_10_TheEstimateWithoutTheMarginStaysNearTheClock) {
+  E e({&SimTicks, &SimReal}, true);
+  Run(e, 3 * E::kWindowNs);
+  ASSERT_TRUE(e.live());
+  for (double ppm : {0.0, 1000.0, -1000.0}) {
+    sim.ticks_per_ns = 2.1 / (1 + ppm * 1e-6);
+    int estimates = 0;
+    int64_t lowest = INT64_MAX, highest = INT64_MIN;
+    for (int k = 0; k < 100'000; ++k) {
+      Pass(10'000);
+      const int64_t clock = Clock();
+      const int64_t before = sim.reads;
+      const int64_t off = e.NowApprox() - clock;
+      lowest = std::min(lowest, off);
+      highest = std::max(highest, off);
+      if (sim.reads == before) ++estimates;
+    }
+    EXPECT_GE(lowest, -E::kMarginNs) << ppm << " ppm";
+    EXPECT_LE(highest, 2 * E::kToleranceNs) << ppm << " ppm";
+    EXPECT_GT(estimates, 90'000) << ppm << " ppm";
+  }
+  // The margin is all that NowOrLater adds to it.
+  Run(e, 10 * E::kWindowNs);
+  ASSERT_TRUE(e.live());
+  Pass(10'000);
+  const int64_t reads = sim.reads;
+  const int64_t approx = e.NowApprox();
+  const int64_t or_later = e.NowOrLater();
+  ASSERT_EQ(sim.reads, reads);  // both estimates, at the same counter value
+  EXPECT_EQ(or_later - approx, E::kMarginNs);
+}
+
 TEST_F(TscEstimateTest, Engine_2_1_AStepStopsTheEstimatesUntilARateIsCheckedAgain) {
   E e({&SimTicks, &SimReal}, true);
   Run(e, 3 * E::kWindowNs);
@@ -162,7 +198,7 @@ TEST(SystemClockNowOrLater, Engine_2_1_NeverBehindTheSystemClockOnAnyThread) {
   auto clock = SystemClock::Get();
   std::vector<std::thread> threads;
   threads.reserve(3);
-  std::atomic<int64_t> behind{0}, ahead{0};
+  std::atomic<int64_t> behind{0}, ahead{0}, far{0};
   std::vector<int64_t> worst_behind_ns(3, 0);  // one per thread
   const int64_t offset_before = WallOffsetNs();
   for (size_t t = 0; t < 3; ++t) {
@@ -176,6 +212,13 @@ TEST(SystemClockNowOrLater, Engine_2_1_NeverBehindTheSystemClockOnAnyThread) {
           worst_behind_ns[t] = std::max(worst_behind_ns[t], before - got);
         }
         if (got > after + E::kMarginNs + 2 * E::kToleranceNs) ahead.fetch_add(1);
+        // The estimate without the margin: near the clock either way.
+        const int64_t near_before = RealtimeNs();
+        const int64_t near = ToUnixNanos(clock->NowApprox());
+        const int64_t near_after = RealtimeNs();
+        if (near < near_before - E::kMarginNs || near > near_after + 2 * E::kToleranceNs) {
+          far.fetch_add(1);
+        }
       }
     });
   }
@@ -186,6 +229,7 @@ TEST(SystemClockNowOrLater, Engine_2_1_NeverBehindTheSystemClockOnAnyThread) {
                               << " ns behind; the wall clock moved " << offset_moved
                               << " ns against the monotonic clock during the test";
   EXPECT_EQ(ahead.load(), 0);
+  EXPECT_EQ(far.load(), 0);
 }
 
 }  // namespace
