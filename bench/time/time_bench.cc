@@ -20,6 +20,12 @@ void BM_NowOrLater(benchmark::State& state) {
 }
 BENCHMARK(BM_NowOrLater);
 
+void BM_NowApprox(benchmark::State& state) {
+  auto clock = ax::SystemClock::Get();
+  for (auto _ : state) benchmark::DoNotOptimize(clock->NowApprox());
+}
+BENCHMARK(BM_NowApprox);
+
 void BM_NowCoarse(benchmark::State& state) {
   auto clock = ax::SystemClock::Get();
   for (auto _ : state) benchmark::DoNotOptimize(clock->NowCoarse());
