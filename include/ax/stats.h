@@ -1,7 +1,8 @@
 // File: ax/stats.h
 //
 // `Scheduler::GetStats()` (SPEC 2.10): gauges, totals and a lateness
-// histogram (start of a run minus its scheduled instant).
+// histogram (start of a run minus its scheduled instant). A plain run's
+// start is read with Clock::NowApprox, within a few microseconds of Now().
 #pragma once
 
 #include <array>
