@@ -575,6 +575,7 @@ bool SchedulerImpl::ReserveAhead(int64_t now_ns) {
         (pos == ahead_.begin() || std::prev(pos)->at != at) &&
         std::none_of(pos, ahead_.end(), [](const Ahead& a) { return a.owner >= 0; });
     ahead_.insert(pos, {at, ++ahead_seq_, slot, j.gen(), claimable ? kUnclaimed : kHeld});
+    if (claimable) unclaimed_.store(true, std::memory_order_seq_cst);
     if (!claimable) ++ahead_held_;
     ++stats_.handed_ahead;
     j.reserved = true;
@@ -628,6 +629,7 @@ std::deque<SchedulerImpl::Ahead>::iterator SchedulerImpl::ChooseStart(
   }
   if (first != own) {
     own->owner = kUnclaimed;
+    unclaimed_.store(true, std::memory_order_seq_cst);
     if (first->owner == kHeld) --ahead_held_;
   }
   return first;
@@ -638,10 +640,12 @@ bool SchedulerImpl::RunAhead(int worker) {
   WorkerLocal& local = local_[static_cast<size_t>(worker)];
   local.wake.Clear();
   Lock l = Acquire();
-  if (shutting_down_) return false;
   auto claim = std::find_if(ahead_.begin(), ahead_.end(),
                             [](const Ahead& a) { return a.owner == kUnclaimed; });
-  if (claim == ahead_.end()) return false;
+  if (shutting_down_ || claim == ahead_.end()) {
+    unclaimed_.store(false, std::memory_order_relaxed);  // set again only under mu_
+    return false;
+  }
   claim->owner = worker;
   const uint64_t seq = claim->seq;
   const int64_t at = claim->at;
@@ -667,6 +671,7 @@ bool SchedulerImpl::RunAhead(int worker) {
   if (it == ahead_.end()) return true;  // the scheduler thread started it
   if (preempted) {
     it->owner = kUnclaimed;
+    unclaimed_.store(true, std::memory_order_seq_cst);
     const bool nudge = WantsNudge();
     l.unlock();
     if (nudge) pool_->Nudge();

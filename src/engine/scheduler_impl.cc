@@ -82,7 +82,7 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
         Flush(worker);
         return RunAhead(worker);
       },
-      options_.pin_workers);
+      [this](int) { return unclaimed_.load(std::memory_order_seq_cst); }, options_.pin_workers);
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ax-scheduler");
     Loop();

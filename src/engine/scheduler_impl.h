@@ -222,7 +222,10 @@ class SchedulerImpl final : public Scheduler {
   std::deque<Ahead>::iterator ChooseStart(const std::deque<Ahead>::iterator& own, Instant now);
   bool HasUnclaimed() const;
   // Jobs handed ahead wait with no worker asleep for them while one is
-  // blocked on the queue, which Nudge would wake. REQUIRES mu_.
+  // blocked on the queue, which Nudge would wake. REQUIRES mu_. Who makes an
+  // entry unclaimed sets unclaimed_ before it reads Blocked() here; a worker
+  // counts itself in Blocked() before it reads unclaimed_ (the pool's
+  // has_work): one of the two sees the other.
   bool WantsNudge() const { return claimers_ == 0 && pool_->Blocked() > 0 && HasUnclaimed(); }
   // The worker whose claim is the latest, or -1. REQUIRES mu_.
   int LatestClaimer() const;
@@ -395,8 +398,11 @@ class SchedulerImpl final : public Scheduler {
   static constexpr size_t kMaxAhead = 1024;
   std::deque<Ahead> ahead_;
   uint64_t ahead_seq_ = 0;
-  size_t ahead_held_ = 0;      // entries of ahead_ that are kHeld
-  int claimers_ = 0;           // workers asleep until a claimed deadline
+  size_t ahead_held_ = 0;  // entries of ahead_ that are kHeld
+  int claimers_ = 0;       // workers asleep until a claimed deadline
+  // Set (under mu_) when an entry of ahead_ becomes unclaimed; cleared by a
+  // worker that finds none. Read without the lock by a worker about to block.
+  std::atomic<bool> unclaimed_{false};
   std::vector<uint32_t> due_;  // scratch of the scheduler thread
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until

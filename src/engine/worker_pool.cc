@@ -27,9 +27,10 @@ std::vector<int> AllowedCpus() {
 }  // namespace
 
 WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
-                       std::function<bool(int)> idle, bool pin)
+                       std::function<bool(int)> idle, std::function<bool(int)> has_work, bool pin)
     : run_(std::move(run)),
       idle_(std::move(idle)),
+      has_work_(std::move(has_work)),
       busy_(std::make_unique<Busy[]>(static_cast<size_t>(threads))),
       count_(static_cast<size_t>(threads)) {
   const std::vector<int> cpus = pin ? AllowedCpus() : std::vector<int>();
@@ -94,6 +95,12 @@ void WorkerPool::Loop(int worker) {
     if (n == 0) {
       if (!stopping_.load(std::memory_order_acquire) && idle_(worker)) continue;
       blocked_.fetch_add(1, std::memory_order_seq_cst);
+      // Work made for `idle` since its look, by a maker that read Blocked()
+      // before the count above and so did not Nudge (the header).
+      if (!stopping_.load(std::memory_order_acquire) && has_work_(worker)) {
+        blocked_.fetch_sub(1, std::memory_order_relaxed);
+        continue;
+      }
       n = queue_.wait_dequeue_bulk(token, items, 1);
       blocked_.fetch_sub(1, std::memory_order_relaxed);
     }

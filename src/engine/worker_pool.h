@@ -37,11 +37,14 @@ class WorkerPool {
   // Starts `threads` workers calling `run(item, worker)` for each pushed
   // item, and `idle(worker)` before a worker blocks for want of items (and
   // once more before it exits): when it returns true (it found work of its
-  // own), the worker looks at the queue again instead of blocking. With
-  // `pin`, worker i runs only on the i-th CPU (round robin) of those the
-  // calling thread may run on.
+  // own), the worker looks at the queue again instead of blocking. Work for
+  // `idle` made after its look would be missed, if its maker read Blocked()
+  // before the worker counted itself there and so did not Nudge: a worker
+  // counted in Blocked() therefore asks `has_work(worker)` before it sleeps,
+  // and on true calls `idle` again. With `pin`, worker i runs only on the
+  // i-th CPU (round robin) of those the calling thread may run on.
   WorkerPool(int threads, std::function<void(void*, int)> run, std::function<bool(int)> idle,
-             bool pin = false);
+             std::function<bool(int)> has_work, bool pin = false);
   ~WorkerPool();  // Stop() + Join()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -71,6 +74,7 @@ class WorkerPool {
 
   std::function<void(void*, int)> run_;
   std::function<bool(int)> idle_;
+  std::function<bool(int)> has_work_;
   moodycamel::BlockingConcurrentQueue<void*, WorkerQueueTraits> queue_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> blocked_{0};

@@ -1,8 +1,10 @@
 // WorkerPool: every pushed item runs once, one at a time or taken in bulk in
-// a storm, and a stop reaches every worker whatever each one took.
+// a storm, a stop reaches every worker whatever each one took, and work made
+// for `idle` just after its look is not slept through.
 #include "engine/worker_pool.h"
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -22,7 +24,7 @@ TEST(WorkerPool, EveryItemRunsOnceInAStormAndAlone) {
         static_cast<std::atomic<int>*>(item)->fetch_add(1);
         done.fetch_add(1);
       },
-      [](int) { return false; });
+      [](int) { return false; }, [](int) { return false; });
   std::vector<void*> items;
   for (size_t i = 0; i + 10 < kItems; ++i) items.push_back(&runs[i]);
   pool.Push(items.data(), items.size());  // a storm: taken in bulk
@@ -51,7 +53,7 @@ TEST(WorkerPool, StopReachesEveryWorkerWhileTheQueueIsDeep) {
   for (int round = 0; round < 200; ++round) {
     WorkerPool pool(
         3, [](void* item, int) { static_cast<std::atomic<int>*>(item)->fetch_add(1); },
-        [](int) { return false; });
+        [](int) { return false; }, [](int) { return false; });
     const int before = sink.load();
     pool.Push(items.data(), items.size());
     while (sink.load() == before) std::this_thread::yield();
@@ -59,6 +61,37 @@ TEST(WorkerPool, StopReachesEveryWorkerWhileTheQueueIsDeep) {
     pool.Join();
   }
   EXPECT_GE(sink.load(), 200);
+}
+
+// Work for `idle` (a job handed ahead) made just after the worker's look, by
+// a maker that then read Blocked() as 0 and did not Nudge: the worker, now
+// counted in Blocked(), asks has_work before it sleeps and goes back to
+// `idle`. Made here from inside the first look, the latest it can come
+// without a Nudge. Before has_work, the worker slept until the next push and
+// a job handed ahead waited for one (engine: a hand-ahead test hung 10 s).
+TEST(WorkerPool, Engine_2_4_WorkMadeForIdleAfterItsLookIsNotSleptThrough) {
+  std::atomic<bool> work{false};
+  std::atomic<int> done{0};
+  std::atomic<int> looks{0};
+  WorkerPool pool(
+      1, [](void*, int) {},
+      [&](int) {
+        if (looks.fetch_add(1) == 0) {
+          work.store(true);  // made after this look found nothing
+          return false;
+        }
+        if (!work.exchange(false)) return false;
+        done.fetch_add(1);
+        return true;
+      },
+      [&](int) { return work.load(); });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (done.load() == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(done.load(), 1) << "the worker slept with work for idle made after its look";
+  pool.Stop();
+  pool.Join();
 }
 
 }  // namespace
