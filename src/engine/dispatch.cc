@@ -89,23 +89,6 @@ void SchedulerImpl::ArmRunTimer(uint32_t run) {
   WakeBy(ns);
 }
 
-// Makes the scheduler thread wake for a deadline at `ns`, within the slack.
-void SchedulerImpl::WakeBy(int64_t ns) { WakeFor(FromUnixNanos(WithSlack(ns))); }
-
-void SchedulerImpl::WakeFor(Instant at) {
-  const int64_t ns = ToUnixNanos(at);
-  if (ns < armed_) {
-    armed_ = ns;
-    interrupt_.Signal();
-  }
-}
-
-// The latest instant the scheduler may wake for a deadline at `ns`.
-int64_t SchedulerImpl::WithSlack(int64_t ns) const {
-  const int64_t slack = options_.timer_slack.count();
-  return ns > INT64_MAX - slack ? INT64_MAX : ns + slack;
-}
-
 std::optional<Instant> SchedulerImpl::NextTick(const Job& j, Instant after) const {
   if (j.kind == JobKind::kEvery) return AddDuration(after, ColdOf(j)->period);
   if (j.kind == JobKind::kCron) return ColdOf(j)->cron->Next(after);
@@ -726,7 +709,7 @@ void SchedulerImpl::Execute(Run& r, int worker) {
       // estimate, not the exact read, whose serialising time-stamp read
       // ended the overlap of this run's misses with the next's (W2:
       // 1.27x the fires a second, 0.84x the CPU, 24 pairs).
-      r.started_at = clock_->NowApprox();
+      r.started_at = NowApprox();
       const RunContext fast_ctx(JobId(r.job, r.gen), {}, r.attempt, r.scheduled,
                                 StopToken(&r.stop));
       local.finished.push_back({&r, Invoke(*r.task, fast_ctx)});

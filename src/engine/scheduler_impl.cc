@@ -66,6 +66,8 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
     : options_(std::move(options)),
       clock_(options_.clock),
       manual_clock_(clock_->IsManual()),
+      counter_(dynamic_cast<const SystemClock*>(clock_.get()) != nullptr ? &SystemCounterEstimate()
+                                                                         : nullptr),
       hand_ahead_ns_(options_.timer_slack.count() > 0 ? 0 : options_.hand_ahead.count()),
       wheel_(ToUnixNanos(clock_->Now()), kLoadAhead.count(), &jobs_),
       run_wheel_(ToUnixNanos(clock_->Now())),
@@ -326,7 +328,7 @@ Result<JobId> SchedulerImpl::SubmitOnce(Instant at, const Duration* delay, Task&
   if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
   Instant now{};
   if (delay != nullptr) {
-    now = clock_->NowOrLater();  // a later start by microseconds, never an earlier one
+    now = NowOrLater();  // a later start by microseconds, never an earlier one
   } else if (events_) {
     now = clock_->Now();
   }
@@ -349,7 +351,7 @@ Result<JobId> SchedulerImpl::SubmitOnce(Instant at, const Duration* delay, Task&
   } else {
     j.Open();  // a plain waiting job: cancelled without the lock
   }
-  l.unlock();
+  l.release()->unlock();  // held for sure: no check, no throw path
   return id;
 }
 
@@ -772,7 +774,7 @@ Status SchedulerImpl::SetDelay(JobRef ref, Duration delay) {
     if (!s.ok()) return s.status();
     const uint32_t slot = *s;
     Job& j = jobs_[slot];
-    const Instant now = clock_->NowOrLater();  // later by microseconds, never earlier
+    const Instant now = NowOrLater();  // later by microseconds, never earlier
     std::optional<Instant> at = AddDuration(now, delay);
     if (!at) return Status::InvalidArgument("delay: now + delay overflows the time range");
     if (!j.Close()) return Status::InvalidState("set_delay: job " + IdText(slot) + " is cancelled");

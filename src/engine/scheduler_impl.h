@@ -41,6 +41,7 @@
 #include "engine/key_map.h"
 #include "engine/worker_pool.h"
 #include "time/cpu_relax.h"
+#include "time/tsc_estimate.h"
 #include "timer/wheel.h"
 
 namespace ax::internal {
@@ -116,7 +117,7 @@ class SchedulerImpl final : public Scheduler {
   // ---- submission
   Result<JobId> Submit(Plan& plan, Task& task, const JobOptions& options);
   Result<JobId> SubmitOnce(Instant at, const Duration* delay, Task& task);
-  uint32_t NewJob(JobKind kind, Task& task);
+  [[gnu::always_inline]] uint32_t NewJob(JobKind kind, Task& task);
   bool IsFull() const;
   [[gnu::noinline]] bool FullAfterDrain();
   Status Full() const;
@@ -181,10 +182,21 @@ class SchedulerImpl final : public Scheduler {
   // Job::word holds it.
   bool Pending(uint32_t slot) const { return wheel_.Contains(slot) || jobs_[slot].reserved; }
   void ArmRunTimer(uint32_t run);
-  void WakeBy(int64_t ns);
+  // Makes the scheduler thread wake for a deadline at `ns`, within the slack.
+  void WakeBy(int64_t ns) { WakeFor(FromUnixNanos(WithSlack(ns))); }
   // Wakes the scheduler thread by `at` if it sleeps past it (no slack).
-  void WakeFor(Instant at);
-  int64_t WithSlack(int64_t ns) const;
+  void WakeFor(Instant at) {
+    const int64_t ns = ToUnixNanos(at);
+    if (ns < armed_) {
+      armed_ = ns;
+      interrupt_.Signal();
+    }
+  }
+  // The latest instant the scheduler may wake for a deadline at `ns`.
+  int64_t WithSlack(int64_t ns) const {
+    const int64_t slack = options_.timer_slack.count();
+    return ns > INT64_MAX - slack ? INT64_MAX : ns + slack;
+  }
   std::optional<Instant> NextTick(const Job& j, Instant after) const;
 
   // ---- the scheduler thread
@@ -322,6 +334,16 @@ class SchedulerImpl final : public Scheduler {
   // drained at once (Cancel), so that its retention starts at the
   // instant of the cancel, as on the locked path.
   const bool manual_clock_;
+  // The system clock's counter estimate, read in place (null on any other
+  // clock): `After` makes no virtual call, nor three more, around its
+  // counter read.
+  TscEstimate* const counter_;
+  Instant NowOrLater() const {
+    return counter_ != nullptr ? FromUnixNanos(counter_->NowOrLater()) : clock_->NowOrLater();
+  }
+  Instant NowApprox() const {
+    return counter_ != nullptr ? FromUnixNanos(counter_->NowApprox()) : clock_->NowApprox();
+  }
   // SchedulerOptions::hand_ahead in ns; 0 when off (or with a timer slack).
   const int64_t hand_ahead_ns_;
   std::unique_ptr<EventQueue> events_;      // null without an observer

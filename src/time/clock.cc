@@ -27,14 +27,13 @@ long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ab
                  FUTEX_BITSET_MATCH_ANY);
 }
 
+}  // namespace
+
 // SystemClock's NowOrLater and NowApprox: one estimate, anchored by both.
-internal::TscEstimate& CounterEstimate() {
-  static internal::TscEstimate estimate({&internal::ReadTsc, &RealtimeNs},
-                                        internal::TscIsInvariant());
+internal::TscEstimate& internal::SystemCounterEstimate() {
+  static TscEstimate estimate({&ReadTsc, &RealtimeNs}, TscIsInvariant());
   return estimate;
 }
-
-}  // namespace
 
 void Interrupt::Signal() {
   // Only the first signal since the last Clear, and only with a sleeper,
@@ -67,9 +66,13 @@ std::shared_ptr<SystemClock> SystemClock::Get() {
 
 Instant SystemClock::Now() const { return FromUnixNanos(RealtimeNs()); }
 
-Instant SystemClock::NowOrLater() const { return FromUnixNanos(CounterEstimate().NowOrLater()); }
+Instant SystemClock::NowOrLater() const {
+  return FromUnixNanos(internal::SystemCounterEstimate().NowOrLater());
+}
 
-Instant SystemClock::NowApprox() const { return FromUnixNanos(CounterEstimate().NowApprox()); }
+Instant SystemClock::NowApprox() const {
+  return FromUnixNanos(internal::SystemCounterEstimate().NowApprox());
+}
 
 // No time-stamp counter read: the kernel's copy of the time at its last tick.
 Instant SystemClock::NowCoarse() const {

@@ -10,11 +10,6 @@ namespace {
 
 __extension__ using u128 = unsigned __int128;
 
-// ns for `ticks` at `mult` (ns per tick << 32).
-int64_t Scale(uint64_t ticks, uint64_t mult) {
-  return static_cast<int64_t>((static_cast<u128>(ticks) * mult) >> 32);
-}
-
 // Keeps the counter read before the clock read that follows it.
 void OrderAfterTicks() {
 #if defined(__x86_64__)
@@ -23,23 +18,6 @@ void OrderAfterTicks() {
 }
 
 }  // namespace
-
-int64_t TscEstimate::Estimate() const {
-  // A sequence lock without fences (which TSan does not model): the data is
-  // stored with release and loaded with acquire, so a reader that sees any
-  // of a writer's stores also sees its odd count.
-  const uint32_t seq = seq_.load(std::memory_order_acquire);
-  const bool live = live_.load(std::memory_order_acquire);
-  const uint64_t anchor_ticks = anchor_ticks_.load(std::memory_order_acquire);
-  const int64_t anchor_ns = anchor_ns_.load(std::memory_order_acquire);
-  const uint64_t mult = mult_.load(std::memory_order_acquire);
-  const uint64_t window = window_ticks_.load(std::memory_order_acquire);
-  if (!live || (seq & 1) != 0 || seq_.load(std::memory_order_relaxed) != seq) return kNone;
-  // A counter behind the anchor (another core's) wraps past the window.
-  const uint64_t dt = src_.ticks() - anchor_ticks;
-  if (dt >= window) return kNone;
-  return anchor_ns + Scale(dt, mult);
-}
 
 int64_t TscEstimate::ReadAndAnchor() {
   const uint64_t t1 = usable_ ? src_.ticks() : 0;
@@ -108,14 +86,6 @@ bool TscIsInvariant() {
   return (edx & (1U << 8)) != 0;
 #else
   return false;
-#endif
-}
-
-uint64_t ReadTsc() {
-#if defined(__x86_64__)
-  return __rdtsc();
-#else
-  return 0;
 #endif
 }
 

@@ -73,13 +73,18 @@ class TscEstimate {
 
  private:
   static constexpr int64_t kNone = INT64_MIN;
+  // ns for `ticks` at `mult` (ns per tick << 32).
+  static int64_t Scale(uint64_t ticks, uint64_t mult) {
+    __extension__ using u128 = unsigned __int128;
+    return static_cast<int64_t>((static_cast<u128>(ticks) * mult) >> 32);
+  }
   int64_t Read(int64_t margin) {
     if (usable_) {
       if (const int64_t ns = Estimate(); ns != kNone) return ns + margin;
     }
     return ReadAndAnchor();
   }
-  int64_t Estimate() const;  // without the margin; kNone: read the clock
+  inline int64_t Estimate() const;  // without the margin; kNone: read the clock
   int64_t ReadAndAnchor();
   void Anchor(uint64_t ticks, int64_t real);
 
@@ -103,6 +108,35 @@ class TscEstimate {
 // states (CPUID "invariant TSC"); false off x86-64.
 bool TscIsInvariant();
 // The counter itself (0 off x86-64).
-uint64_t ReadTsc();
+inline uint64_t ReadTsc() {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc();
+#else
+  return 0;
+#endif
+}
+
+// The estimate SystemClock's NowOrLater and NowApprox read: an engine on the
+// system clock calls it directly, inlined (src/time/clock.cc).
+TscEstimate& SystemCounterEstimate();
+
+// Inline: it is most of SystemClock::NowOrLater, which `After` calls each time.
+int64_t TscEstimate::Estimate() const {
+  // A sequence lock without fences (which TSan does not model): the data is
+  // stored with release and loaded with acquire, so a reader that sees any
+  // of a writer's stores also sees its odd count.
+  const uint32_t seq = seq_.load(std::memory_order_acquire);
+  const bool live = live_.load(std::memory_order_acquire);
+  const uint64_t anchor_ticks = anchor_ticks_.load(std::memory_order_acquire);
+  const int64_t anchor_ns = anchor_ns_.load(std::memory_order_acquire);
+  const uint64_t mult = mult_.load(std::memory_order_acquire);
+  const uint64_t window = window_ticks_.load(std::memory_order_acquire);
+  if (!live || (seq & 1) != 0 || seq_.load(std::memory_order_relaxed) != seq) return kNone;
+  // A counter behind the anchor (another core's) wraps past the window. The
+  // real counter is read in place, not through the pointer.
+  const uint64_t dt = (src_.ticks == &ReadTsc ? ReadTsc() : src_.ticks()) - anchor_ticks;
+  if (dt >= window) return kNone;
+  return anchor_ns + Scale(dt, mult);
+}
 
 }  // namespace ax::internal
