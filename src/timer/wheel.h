@@ -264,7 +264,10 @@ class BasicTimerWheel {
   void InstallStaged();
 
   Deadlines deadlines_;
-  ChunkedArray<NodeState> states_;  // indexed by id
+  // Indexed by id, in chunks of 32,768 (64 KiB): in chunks of 4,096, each
+  // new heap chunk woke MapAhead's thread (ChunkArena::TakePlain), some
+  // 17,000 cycles a chunk, 4 an insert of a fresh id.
+  ChunkedArray<NodeState, 15> states_;
   std::array<uint64_t, kNumLevels> occupied_{};
   std::array<SlotList, static_cast<size_t>(kNumLevels) * kSlotsPerLevel> slots_;
   ChunkPool pool_;
