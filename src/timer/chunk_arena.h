@@ -36,7 +36,7 @@
 // thread is done, and allocates one on the spot if not (at most one heap
 // chunk is held ahead). The helper takes longer to fault in a chunk of the
 // job slab than a fast caller takes to fill one, so the job slab's heap
-// budget is 1 MiB (SchedulerImpl::kJobPlainBytes).
+// budget is two chunks (SchedulerImpl::kJobPlainBytes).
 #pragma once
 
 #include <atomic>
