@@ -365,16 +365,15 @@ class SchedulerImpl final : public Scheduler {
 
   alignas(64) mutable FastMutex mu_;
   // Protected by mu_.
-  // Huge pages from the third chunk of 4,096 records (8,192 jobs, 320 KB):
-  // MapAhead's thread takes longer to fault in a heap chunk (160 KB, 40
-  // small pages) than a caller takes to fill one, and about 0.2 ms for a
-  // huge page, which holds 52,000 records. With the heap up to the 1 MiB
-  // mark (26,000 jobs), W1's first 26,000 `After`s ran at 62 ns against
-  // 31-33 after (per 1,000 calls, Zen 4 KVM host); from 320 KB on, W1 took
-  // 37.3 against 38.0 ns a call and 61.4 against 62.2 B a pending job (14
-  // alternating pairs). A scheduler past 8,192 jobs thus holds up to two
-  // huge pages ahead of its records (ChunkArena). The runs, the free lists
-  // and the wheel's arrays keep 4 MiB: at 1 MiB W2 drained 6 % slower.
+  // Huge pages from the third chunk of 4,096 records (8,192 jobs, 320 KB),
+  // not from 1 MiB: a heap chunk (160 KB, 40 small pages) that MapAhead's
+  // thread has not finished touching is faulted in by the caller, under the
+  // lock, while a huge page (52,000 records) is mapped in ahead in about
+  // 0.2 ms. W1: 61.4 against 62.2 B a pending job (14 alternating pairs,
+  // lower in 13), 37.3 against 38.0 ns a call (lower in 8: within the
+  // noise). A scheduler past 8,192 jobs thus holds up to two huge pages
+  // ahead of its records (ChunkArena). The runs, the free lists and the
+  // wheel's arrays keep 4 MiB: at 1 MiB W2 drained 6 % slower.
   static constexpr size_t kJobPlainBytes = 2 * 4096 * sizeof(Job);
   Slab<Job> jobs_{kJobPlainBytes};
   // Small chunks: at most kMaxHeld runs are out at a time, and the first
