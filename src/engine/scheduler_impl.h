@@ -374,7 +374,7 @@ class SchedulerImpl final : public Scheduler {
   // noise). A scheduler past 8,192 jobs thus holds up to two huge pages
   // ahead of its records (ChunkArena). The runs, the free lists and the
   // wheel's arrays keep 4 MiB: at 1 MiB W2 drained 6 % slower.
-  static constexpr size_t kJobPlainBytes = 2 * 4096 * sizeof(Job);
+  static constexpr size_t kJobPlainBytes = size_t{2} * 4096 * sizeof(Job);
   Slab<Job> jobs_{kJobPlainBytes};
   // Small chunks: at most kMaxHeld runs are out at a time, and the first
   // fire should not have to fault in a quarter of a megabyte.
