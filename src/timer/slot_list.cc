@@ -66,12 +66,14 @@ void ChunkPool::Put(SlotChunk* chunk) {
 
 void SlotList::AddChunk(ChunkPool& pool) {
   SlotChunk* chunk = pool.Get();
+  SealTail();
   if (tail_ == nullptr) {
     head_ = chunk;
   } else {
     tail_->next = chunk;
   }
   tail_ = chunk;
+  tail_count_ = 0;
 }
 
 }  // namespace ax::internal

@@ -27,6 +27,8 @@ static_assert(sizeof(SlotEntry) == 8);
 struct SlotChunk {
   static constexpr uint32_t kCapacity = (4096 - 16) / sizeof(SlotEntry);  // 510
   SlotChunk* next = nullptr;
+  // Entries in use; a list's tail chunk keeps its count in the list instead
+  // (SlotList::tail_count_) until the chunk is full or taken out.
   uint32_t count = 0;
   SlotEntry entries[kCapacity];
 };
@@ -70,14 +72,19 @@ class SlotList {
  public:
   bool empty() const { return head_ == nullptr; }
   size_t size() const { return size_; }
-  // The first chunk. REQUIRES: !empty().
+  // The first chunk and its entries in use. REQUIRES: !empty().
   const SlotChunk* front() const { return head_; }
+  uint32_t front_count() const { return head_ == tail_ ? tail_count_ : head_->count; }
 
   void Append(const SlotEntry& entry, ChunkPool& pool) {
-    if (tail_ == nullptr || tail_->count == SlotChunk::kCapacity) [[unlikely]] {
+    if (tail_ == nullptr || tail_count_ == SlotChunk::kCapacity) [[unlikely]] {
       AddChunk(pool);
     }
-    const uint32_t at = tail_->count++;
+    // Counted here, not in the chunk: every chunk starts a 4 KiB page, so
+    // the counts of the tails appended to in turn share one L1 set, and the
+    // count's update was the hottest instruction of the engine's inserts
+    // (W1's `After`: 34.4 against 35.6 ns, 10 alternating pairs, lower in 8).
+    const uint32_t at = tail_count_++;
     ++size_;
     // Lines of a slot's tail are written once each, often long after the
     // chunk was last touched: start loading the next line now, while other
@@ -91,6 +98,7 @@ class SlotList {
   // Detaches the chunk chain (walk it with `next`, return it with Release);
   // the list is empty afterwards.
   SlotChunk* Take() {
+    SealTail();
     SlotChunk* head = head_;
     head_ = tail_ = nullptr;
     size_ = 0;
@@ -115,6 +123,7 @@ class SlotList {
   SlotChunk* TakeFront() {
     SlotChunk* chunk = head_;
     if (chunk != nullptr) {
+      if (chunk == tail_) SealTail();
       size_ -= chunk->count;
       head_ = chunk->next;
       if (head_ == nullptr) tail_ = nullptr;
@@ -130,10 +139,15 @@ class SlotList {
 
  private:
   void AddChunk(ChunkPool& pool);
+  // Writes the tail's count into its chunk, for readers of the chunk.
+  void SealTail() {
+    if (tail_ != nullptr) tail_->count = tail_count_;
+  }
 
   SlotChunk* head_ = nullptr;
   SlotChunk* tail_ = nullptr;
-  size_t size_ = 0;  // entries
+  size_t size_ = 0;          // entries
+  uint32_t tail_count_ = 0;  // entries in use in tail_ (its own count is stale)
 };
 
 template <typename Keep, typename Prefetch>

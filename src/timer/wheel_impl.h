@@ -345,9 +345,10 @@ void BasicTimerWheel<D>::PrefetchUpcoming() const {
   using wheel_detail::kPrefetchDistance;
   uint64_t upcoming = occupied_[0];
   for (int n = 0; n < wheel_detail::kLookaheadSlots && upcoming != 0; ++n) {
-    const SlotChunk* chunk = slots_[std::countr_zero(upcoming)].front();
+    const SlotList& list = slots_[std::countr_zero(upcoming)];
+    const SlotChunk* chunk = list.front();
     upcoming &= upcoming - 1;
-    for (uint32_t i = 0; i < std::min(chunk->count, kPrefetchDistance); ++i) {
+    for (uint32_t i = 0; i < std::min(list.front_count(), kPrefetchDistance); ++i) {
       PrefetchNode(chunk->entries[i].id);
     }
   }
