@@ -71,10 +71,11 @@ std::string DurationText(Duration d) {
 void SchedulerImpl::Arm(uint32_t slot, Instant deadline) {
   const int64_t ns = ToUnixNanos(deadline);
   jobs_[slot].reserved = false;  // taken back if handed ahead
-  if (wheel_.Contains(slot)) {
-    wheel_.Reschedule(slot, ns);
+  BasicTimerWheel<JobDeadlines>& wheel = Wheel();
+  if (wheel.Contains(slot)) {
+    wheel.Reschedule(slot, ns);
   } else {
-    wheel_.Insert(slot, ns);
+    wheel.Insert(slot, ns);
   }
   WakeBy(ns);
 }
@@ -133,7 +134,7 @@ void SchedulerImpl::Loop() {
     const bool spare = !more && wake > now_ns &&
                        static_cast<uint64_t>(wake) - static_cast<uint64_t>(now_ns) >
                            static_cast<uint64_t>(kStageGap.count());
-    const bool stage = spare && wheel_.CanStage();
+    const bool stage = spare && Wheel().CanStage();
     for (uint32_t run : dispatch) runs.push_back(&runs_[run]);
     // Runs pushed while every idle worker sleeps until a job handed ahead
     // wake the one with the latest; jobs handed ahead with no worker asleep
@@ -152,7 +153,7 @@ void SchedulerImpl::Loop() {
     if (nudge) pool_->Nudge();
     if (stage) {
       Relock(l);
-      wheel_.StageAhead();
+      Wheel().StageAhead();
       l.unlock();
     }
     if (!more) clock_->WaitUntil(FromUnixNanos(wake), interrupt_);  // armed_ is mu_'s
@@ -184,7 +185,7 @@ void SchedulerImpl::LetSleepersIn() const {
 int64_t SchedulerImpl::NextWake(bool jobs) {
   int64_t next = run_wheel_.NextDeadline();
   if (!shutting_down_ && jobs) {
-    int64_t job = wheel_.NextDeadline();
+    int64_t job = Wheel().NextDeadline();
     // Handing ahead: in time to hand the next job ahead, while there is room.
     if (hand_ahead_ns_ > 0 && job != INT64_MAX && ahead_.size() < kMaxAhead) {
       job = job < INT64_MIN + hand_ahead_ns_ / 2 ? INT64_MIN : job - hand_ahead_ns_ / 2;
@@ -262,13 +263,13 @@ size_t SchedulerImpl::ProcessDue(Instant now, bool jobs, std::vector<uint32_t>& 
       const bool ahead = !ahead_.empty() && ahead_.front().at <= now_ns;
       const int64_t until = ahead ? ahead_.front().at - 1 : now_ns;
       due_.clear();
-      handled += wheel_.PopExpired(until, kBatch - handled, due_);
+      handled += Wheel().PopExpired(until, kBatch - handled, due_);
       // Firing a job re-arms at most that job, so each popped deadline is
       // still there when its turn comes.
       for (uint32_t slot : due_)
-        Fire(slot, FromUnixNanos(wheel_.PoppedDeadline(slot)), now, dispatch);
+        Fire(slot, FromUnixNanos(Wheel().PoppedDeadline(slot)), now, dispatch);
       // Done up to now, out of batch, or more of the wheel to load first.
-      if (!ahead || handled >= kBatch || wheel_.NextDeadline() <= until) break;
+      if (!ahead || handled >= kBatch || Wheel().NextDeadline() <= until) break;
       const Ahead a = ahead_.front();
       ahead_.pop_front();
       if (a.owner == kHeld) --ahead_held_;
@@ -538,15 +539,15 @@ bool SchedulerImpl::ReserveAhead(int64_t now_ns) {
   // hands ahead what the window holds then: the deadlines of half a window or
   // more in one wake-up. (Woken a whole window before, it woke once a job.)
   // A group of one deadline is handed whole, every job of it held.
-  int64_t next = wheel_.NextDeadline();
+  int64_t next = Wheel().NextDeadline();
   for (size_t handed = 0; ahead_.size() < kMaxAhead && next <= horizon; ++handed) {
     if (handed == kAheadChunk) return true;
     due_.clear();
-    if (wheel_.PopExpired(horizon, 1, due_) == 0) return false;
+    if (Wheel().PopExpired(horizon, 1, due_) == 0) return false;
     const uint32_t slot = due_[0];
     Job& j = jobs_[slot];
     const int64_t at = j.word;
-    next = wheel_.NextDeadline();
+    next = Wheel().NextDeadline();
     // After every entry due no later: one of its deadline was filed first.
     const auto pos = std::upper_bound(ahead_.begin(), ahead_.end(), at,
                                       [](int64_t t, const Ahead& a) { return t < a.at; });
@@ -605,7 +606,7 @@ int SchedulerImpl::LatestClaimer() const {
 std::deque<SchedulerImpl::Ahead>::iterator SchedulerImpl::ChooseStart(
     const std::deque<Ahead>::iterator& own, Instant now) {
   auto first = std::find_if(ahead_.begin(), own, [](const Ahead& e) { return e.owner < 0; });
-  if (armed_ <= ToUnixNanos(now) && wheel_.NextDeadline() < first->at) {
+  if (armed_ <= ToUnixNanos(now) && Wheel().NextDeadline() < first->at) {
     own->owner = kHeld;
     ++ahead_held_;
     return ahead_.end();
@@ -804,7 +805,7 @@ bool SchedulerImpl::CompletePlain(Run& r, Instant now, Task& released) {
   Job& j = jobs_[slot];
   if (j.has_cold || j.kind != JobKind::kOnce || j.state != JobState::kRunning ||
       PlainRun(j) != r.index || !j.run_held || j.waits_parent || j.has_children || r.rearm_at ||
-      wheel_.Contains(slot) || run_wheel_.Contains(r.index)) {
+      Wheel().Contains(slot) || run_wheel_.Contains(r.index)) {
     return false;
   }
   r.resolved = true;
@@ -1045,7 +1046,7 @@ void SchedulerImpl::AfterOccurrence(uint32_t slot, Instant now) {
   if (c.active == 0) SetState(j, JobState::kWaiting);
   if (c.buffered && c.active == 0) {
     Arm(slot, now);  // FirePeriodic starts the buffered run
-  } else if (!wheel_.Contains(slot) && c.next_tick != kInstantMax) {
+  } else if (!Wheel().Contains(slot) && c.next_tick != kInstantMax) {
     Arm(slot, c.next_tick);
   }
 }

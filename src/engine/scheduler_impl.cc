@@ -342,9 +342,11 @@ Result<JobId> SchedulerImpl::SubmitOnce(Instant at, const Duration* delay, Task&
   // A new job's slot is out of the wheel: a record is forgotten only after
   // its cancel was drained, which took it out.
   const int64_t ns = ToUnixNanos(at);
-  wheel_.Insert(slot, ns);
-  WakeBy(ns);
   Job& j = jobs_[slot];
+  j.word = ns;
+  new_[new_count_++] = slot;
+  if (new_count_ == kNewBatch) FileNew();
+  WakeBy(ns);
   const JobId id(slot, j.gen());
   if (events_) {
     Emit(MakeEvent(EventType::kScheduled, slot, now));
@@ -353,6 +355,11 @@ Result<JobId> SchedulerImpl::SubmitOnce(Instant at, const Duration* delay, Task&
   }
   l.release()->unlock();  // held for sure: no check, no throw path
   return id;
+}
+
+void SchedulerImpl::FileNew() {
+  wheel_.InsertAll(new_.data(), new_count_);
+  new_count_ = 0;
 }
 
 // Fills in the plan's first instant, counted from `now` (or checks it).

@@ -154,6 +154,12 @@ class BasicTimerWheel {
 
   // REQUIRES: !Contains(id).
   void Insert(uint32_t id, int64_t deadline_ns);
+  // Insert(id, deadline) for each of ids[0, n) in order, the deadline read
+  // from the Deadlines (where the caller has put it): for a caller that
+  // gathers its inserts, each of which costs about half as much in one tight
+  // loop as on its own between the caller's other work (the engine's After).
+  // REQUIRES: !Contains(id) for each.
+  void InsertAll(const uint32_t* ids, size_t n);
   bool Remove(uint32_t id);
   bool Contains(uint32_t id) const { return id < states_.size() && State(states_[id]) != kAbsent; }
   // Starts loading id's state and deadline, for a caller about to Remove or
@@ -218,6 +224,8 @@ class BasicTimerWheel {
     PrefetchForWrite(&states_[id]);
     deadlines_.Prefetch(id);
   }
+  // Insert's work, inlined into InsertAll's loop.
+  [[gnu::always_inline]] void InsertOne(uint32_t id, int64_t deadline_ns);
   // Files an entry whose tick is > elapsed_ into its level and slot.
   void FileInWheel(const SlotEntry& entry, uint64_t tick);
   // Moves a slot entry of tick elapsed_ into the NearQueue, with sequence
@@ -300,6 +308,16 @@ using TimerWheel = BasicTimerWheel<OwnDeadlines>;
 
 template <class D>
 inline void BasicTimerWheel<D>::Insert(uint32_t id, int64_t deadline_ns) {
+  InsertOne(id, deadline_ns);
+}
+
+template <class D>
+inline void BasicTimerWheel<D>::InsertAll(const uint32_t* ids, size_t n) {
+  for (size_t i = 0; i < n; ++i) InsertOne(ids[i], deadlines_[ids[i]]);
+}
+
+template <class D>
+inline void BasicTimerWheel<D>::InsertOne(uint32_t id, int64_t deadline_ns) {
   if (id >= states_.size()) [[unlikely]] {
     states_.EnsureIndex(id);
   }

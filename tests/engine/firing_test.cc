@@ -59,6 +59,56 @@ TEST_F(FiringTest, Engine_2_4_SameDeadlineKeepsSubmissionOrder) {
   for (int i = 0; i < 500; ++i) EXPECT_EQ(order[i], i);
 }
 
+// Plain one-shot jobs reach the wheel in batches (SchedulerImpl::FileNew);
+// submissions that take the other path, with options or periodic, go in at
+// once. Same-deadline order must not depend on which way a job went.
+TEST_F(FiringTest, Engine_2_4_SameDeadlineOrderHoldsAcrossPlainAndOptionedSubmissions) {
+  Start(1);
+  std::vector<int> order;
+  std::mutex mu;
+  const Instant t = kStart + seconds(5);
+  auto record = [&](int i) {
+    return [&, i] {
+      std::lock_guard<std::mutex> l(mu);
+      order.push_back(i);
+    };
+  };
+  for (int i = 0; i < 300; ++i) {
+    if (i % 7 == 3) {
+      JobOptions o;
+      o.key = "k" + std::to_string(i);
+      ASSERT_TRUE(s_->At(t, record(i), o).ok());
+    } else {
+      ASSERT_TRUE(s_->After(seconds(5), record(i)).ok());
+    }
+  }
+  Advance(seconds(5));
+  ASSERT_EQ(order.size(), 300u);
+  for (int i = 0; i < 300; ++i) EXPECT_EQ(order[i], i);
+}
+
+// A job just made by After, before anything else has used the wheel, is
+// already what every other call sees: waiting, with its next run, and open
+// to changes and to cancellation.
+TEST_F(FiringTest, Engine_2_4_AJobJustSubmittedCanBeReadChangedAndCancelled) {
+  Start(1);
+  std::atomic<int> runs{0};
+  Result<JobId> a = s_->After(seconds(10), [&] { ++runs; });
+  Result<JobId> b = s_->After(seconds(10), [&] { ++runs; });
+  Result<JobId> c = s_->After(seconds(10), [&] { ++runs; });
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(InfoOf(*a).state, JobState::kWaiting);
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(10));
+  AX_ASSERT_OK(s_->SetDelay(*b, seconds(2)));
+  EXPECT_EQ(InfoOf(*b).next_run, kStart + seconds(2));
+  AX_ASSERT_OK(s_->Cancel(*c));
+  Advance(seconds(2));
+  EXPECT_EQ(runs, 1);
+  Advance(seconds(8));
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(InfoOf(*c).state, JobState::kCancelled);
+}
+
 TEST_F(FiringTest, Engine_2_4_StormBeyondTheHandOffLimitRunsOnceEachInOrder) {
   // More same-deadline jobs than the scheduler hands off at once (it holds
   // the rest back until the workers catch up), behind a blocked worker.
