@@ -155,9 +155,10 @@ class BasicTimerWheel {
   // REQUIRES: !Contains(id).
   void Insert(uint32_t id, int64_t deadline_ns);
   // Insert(id, deadline) for each of ids[0, n) in order, the deadline read
-  // from the Deadlines (where the caller has put it): for a caller that
-  // gathers its inserts, each of which costs about half as much in one tight
-  // loop as on its own between the caller's other work (the engine's After).
+  // from the Deadlines, where the caller has put it (a Deadlines over the
+  // caller's own records, like the engine's JobDeadlines). For a caller that
+  // gathers its inserts: each costs about half as much in one tight loop as
+  // on its own between the caller's other work (the engine's After).
   // REQUIRES: !Contains(id) for each.
   void InsertAll(const uint32_t* ids, size_t n);
   bool Remove(uint32_t id);

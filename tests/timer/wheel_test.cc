@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "timer/wheel_impl.h"  // BasicTimerWheel<CallerDeadlines>
+
 namespace ax::internal {
 namespace {
 
@@ -19,12 +21,49 @@ constexpr size_t kAll = std::numeric_limits<size_t>::max();
 
 // Pops like the engine: again while the wheel stopped short to load a large
 // slot (NextDeadline() == INT64_MIN).
-std::vector<uint32_t> Pop(TimerWheel& wheel, int64_t now, size_t max = kAll) {
+template <class Wheel>
+std::vector<uint32_t> Pop(Wheel& wheel, int64_t now, size_t max = kAll) {
   std::vector<uint32_t> out;
   do {
     wheel.PopExpired(now, max - out.size(), out);
   } while (out.size() < max && wheel.NextDeadline() == kMin);
   return out;
+}
+
+// Deadlines kept by the caller, as the engine's job records keep theirs.
+class CallerDeadlines {
+ public:
+  explicit CallerDeadlines(std::vector<int64_t>* words) : words_(words) {}
+  int64_t& operator[](uint32_t id) { return (*words_)[id]; }
+  const int64_t& operator[](uint32_t id) const { return (*words_)[id]; }
+  void Ensure(uint32_t id) const { ASSERT_LT(id, words_->size()); }
+  void Prefetch(uint32_t /*id*/) const {}
+  size_t MemoryBytes() const { return 0; }
+
+ private:
+  std::vector<int64_t>* words_;
+};
+
+TEST(Wheel, InsertAllFilesLikeInsertsInOrder) {
+  std::vector<int64_t> words(64);
+  BasicTimerWheel<CallerDeadlines> batched(0, 0, &words);
+  TimerWheel single(0);
+  std::vector<uint32_t> ids;
+  for (uint32_t id = 0; id < 64; ++id) {
+    // Ties, past deadlines and deadlines up to an hour out (levels 0 to 2).
+    const int64_t d = id % 4 == 0   ? 5 * kSec
+                      : id % 4 == 1 ? -kSec
+                                    : static_cast<int64_t>(id * 7919 % 64) * 60 * kSec;
+    words[id] = d;
+    ids.push_back(id);
+    single.Insert(id, d);
+  }
+  batched.InsertAll(ids.data(), ids.size());
+  EXPECT_EQ(batched.size(), single.size());
+  for (const int64_t now : {int64_t{0}, 5 * kSec, 1800 * kSec, kMax}) {
+    EXPECT_EQ(Pop(batched, now), Pop(single, now)) << "at " << now;
+  }
+  EXPECT_EQ(batched.size(), 0u);
 }
 
 TEST(Wheel, EmptyHasNoNextDeadline) {
