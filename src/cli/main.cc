@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   bench->add_flag("--probe", bench_args.probe, "W2: time calls made during the drain");
   bench->add_flag("--pin-workers", bench_args.pin_workers,
                   "SchedulerOptions::pin_workers: one CPU per worker");
+  bench->add_option(
+      "--worker-slice-us", bench_args.worker_slice_us,
+      "SchedulerOptions::worker_slice in us (0: the kernel's; default: the engine's)");
   bench->callback([&] { std::exit(ax::cli::BenchCommand(bench_args)); });
   CLI11_PARSE(app, argc, argv);
   return 0;

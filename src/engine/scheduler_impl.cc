@@ -33,6 +33,12 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerOptions options) {
     return Status::InvalidArgument("hand_ahead: must be between 0 and 1s, got " +
                                    std::to_string(options.hand_ahead.count()) + "ns");
   }
+  if (options.worker_slice.count() != 0 &&
+      (options.worker_slice < std::chrono::microseconds(100) ||
+       options.worker_slice > std::chrono::milliseconds(100))) {
+    return Status::InvalidArgument("worker_slice: must be 0 or between 100us and 100ms, got " +
+                                   std::to_string(options.worker_slice.count()) + "ns");
+  }
   if (options.workers == 0) {
     options.workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
@@ -84,7 +90,8 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
         Flush(worker);
         return RunAhead(worker);
       },
-      [this](int) { return unclaimed_.load(std::memory_order_seq_cst); }, options_.pin_workers);
+      [this](int) { return unclaimed_.load(std::memory_order_seq_cst); }, options_.pin_workers,
+      options_.worker_slice.count());
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ax-scheduler");
     Loop();

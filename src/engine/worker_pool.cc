@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include "time/short_slice.h"
 #include "timer/prefetch.h"
 
 namespace ax::internal {
@@ -27,7 +28,8 @@ std::vector<int> AllowedCpus() {
 }  // namespace
 
 WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
-                       std::function<bool(int)> idle, std::function<bool(int)> has_work, bool pin)
+                       std::function<bool(int)> idle, std::function<bool(int)> has_work, bool pin,
+                       int64_t slice_ns)
     : run_(std::move(run)),
       idle_(std::move(idle)),
       has_work_(std::move(has_work)),
@@ -37,8 +39,9 @@ WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
   threads_.reserve(threads);
   for (int i = 0; i < threads; ++i) {
     const int cpu = cpus.empty() ? -1 : cpus[static_cast<size_t>(i) % cpus.size()];
-    threads_.emplace_back([this, i, cpu] {
+    threads_.emplace_back([this, i, cpu, slice_ns] {
       pthread_setname_np(pthread_self(), "ax-worker");
+      if (slice_ns > 0) (void)TakeShortSlice(slice_ns);  // best effort, as the pin
       if (cpu >= 0) {  // best effort: unbound if the system refuses
         cpu_set_t one;
         CPU_ZERO(&one);

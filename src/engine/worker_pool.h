@@ -42,9 +42,10 @@ class WorkerPool {
   // before the worker counted itself there and so did not Nudge: a worker
   // counted in Blocked() therefore asks `has_work(worker)` before it sleeps,
   // and on true calls `idle` again. With `pin`, worker i runs only on the
-  // i-th CPU (round robin) of those the calling thread may run on.
+  // i-th CPU (round robin) of those the calling thread may run on. With
+  // `slice_ns`, each worker asks for that time slice (time/short_slice.h).
   WorkerPool(int threads, std::function<void(void*, int)> run, std::function<bool(int)> idle,
-             std::function<bool(int)> has_work, bool pin = false);
+             std::function<bool(int)> has_work, bool pin = false, int64_t slice_ns = 0);
   ~WorkerPool();  // Stop() + Join()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;

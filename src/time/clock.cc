@@ -5,11 +5,13 @@
 #include <ctime>
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "time/cpu_relax.h"
+#include "time/short_slice.h"
 #include "time/tsc_estimate.h"
 #include "time/wake_margin.h"
 
@@ -85,7 +87,9 @@ Instant SystemClock::NowCoarse() const {
 // as its timed sleeps have overshot, and spins to the deadline only when the
 // wake-up came sooner (a tenth of them): lateness falls by the margin at
 // the price of a short spin now and then; with less than the margin left it
-// only spins (docs/performance.md).
+// only spins (docs/performance.md). A thread with a short slice yields its
+// CPU as it spins, to threads woken there for deadlines of their own
+// (time/short_slice.h).
 void SystemClock::WaitUntil(Instant deadline, Interrupt& interrupt) {
   thread_local internal::WakeMargin margin;
   if (deadline == kInstantMax) {
@@ -94,6 +98,7 @@ void SystemClock::WaitUntil(Instant deadline, Interrupt& interrupt) {
   }
   const int64_t dl = ToUnixNanos(deadline);
   const int64_t wake = dl < INT64_MIN + internal::WakeMargin::kMaxNs ? dl : dl - margin.ns();
+  const bool yields = internal::SpinsYield();
   int64_t now = RealtimeNs();
   while (!interrupt.signalled() && now < dl) {
     if (now < wake) {  // (again, if the clock was stepped back)
@@ -101,7 +106,11 @@ void SystemClock::WaitUntil(Instant deadline, Interrupt& interrupt) {
       now = RealtimeNs();
       if (now >= wake && !interrupt.signalled()) margin.Observe(now - wake);
     } else {
-      internal::CpuRelax();
+      if (yields) {
+        sched_yield();
+      } else {
+        internal::CpuRelax();
+      }
       now = RealtimeNs();
     }
   }

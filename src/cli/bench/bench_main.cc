@@ -2,7 +2,8 @@
 // workloads before (or without) the `ax` binary.
 //   ax_bench_standalone W1|W2|W3|W4 [--n N] [--threads T] [--background B]
 //                       [--duration S] [--timeout S] [--timer-slack-ms MS]
-//                       [--hand-ahead-ms MS] [--probe] [--pin-workers]
+//                       [--hand-ahead-ms MS] [--worker-slice-us US] [--probe]
+//                       [--pin-workers]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -14,7 +15,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: %s W1|W2|W3|W4 [--n N] [--threads T] [--background B] "
                  "[--duration S] [--timeout S] [--timer-slack-ms MS] [--hand-ahead-ms MS] "
-                 "[--probe] [--pin-workers]\n",
+                 "[--worker-slice-us US] [--probe] [--pin-workers]\n",
                  argv[0]);
     return 2;
   };
@@ -47,6 +48,8 @@ int main(int argc, char** argv) {
       a.timer_slack_ms = std::atof(v);
     } else if (k == "--hand-ahead-ms") {
       a.hand_ahead_ms = std::atof(v);
+    } else if (k == "--worker-slice-us") {
+      a.worker_slice_us = std::atof(v);
     } else {
       return usage();
     }

@@ -169,6 +169,7 @@ JsonLine Header(const BenchArgs& args, int threads) {
   if (args.timer_slack_ms != 0) j.Num("timer_slack_ms", args.timer_slack_ms);
   if (args.hand_ahead_ms >= 0) j.Num("hand_ahead_ms", args.hand_ahead_ms);
   if (args.pin_workers) j.Int("pin_workers", 1);
+  if (args.worker_slice_us >= 0) j.Num("worker_slice_us", args.worker_slice_us);
   return j;
 }
 
@@ -200,6 +201,10 @@ std::unique_ptr<Scheduler> MakeScheduler(const BenchArgs& args) {
   o.timer_slack = millis(args.timer_slack_ms);
   if (args.hand_ahead_ms >= 0) o.hand_ahead = millis(args.hand_ahead_ms);
   o.pin_workers = args.pin_workers;
+  if (args.worker_slice_us >= 0) {
+    o.worker_slice = std::chrono::duration_cast<Duration>(
+        std::chrono::duration<double, std::micro>(args.worker_slice_us));
+  }
   Result<std::unique_ptr<Scheduler>> s = Scheduler::Create(std::move(o));
   if (!s.ok()) {
     std::fprintf(stderr, "ax bench: %s\n", s.status().ToString().c_str());

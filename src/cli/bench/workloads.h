@@ -36,6 +36,8 @@ struct BenchArgs {
   double hand_ahead_ms = -1;
   // SchedulerOptions::pin_workers.
   bool pin_workers = false;
+  // SchedulerOptions::worker_slice, in microseconds. < 0: the engine's default.
+  double worker_slice_us = -1;
   // W2: a second thread makes one call pair (After an hour, then Cancel)
   // every 100 µs from the deadline until the drain ends, and reports how long
   // the calls took (probe_* keys): whether the scheduler keeps answering
