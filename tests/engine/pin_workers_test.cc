@@ -1,14 +1,14 @@
 // SchedulerOptions::pin_workers: each worker runs on one CPU of those the
 // creating thread may run on, a different one for each while there are
 // enough; without it the workers may run on any of them.
-#include <latch>
-#include <mutex>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <sched.h>
 
 #include "ax/scheduler.h"
+
+#include "two_workers.h"
 
 namespace ax {
 namespace {
@@ -23,24 +23,8 @@ cpu_set_t ThreadCpus() {
 // The CPU sets of two workers, taken while both run at once.
 std::vector<cpu_set_t> WorkerCpus(bool pin) {
   SchedulerOptions o;
-  o.workers = 2;
   o.pin_workers = pin;
-  std::unique_ptr<Scheduler> s = Scheduler::Create(std::move(o)).value();
-  std::latch both(2);  // each job waits for the other: two workers at once
-  std::mutex mu;
-  std::vector<cpu_set_t> seen;
-  for (int k = 0; k < 2; ++k) {
-    EXPECT_TRUE(s->After(Duration(0), [&] {
-                   const cpu_set_t mine = ThreadCpus();
-                   {
-                     std::lock_guard<std::mutex> l(mu);
-                     seen.push_back(mine);
-                   }
-                   both.arrive_and_wait();
-                 }).ok());
-  }
-  s->WaitIdle();
-  return seen;
+  return SeenByTwoWorkers<cpu_set_t>(std::move(o), ThreadCpus);
 }
 
 TEST(PinWorkers, Engine_2_4_EachWorkerRunsOnOneCpuOfTheCreatorsOwn) {

@@ -1,5 +1,8 @@
 // SPEC 2.1 (time), 2.2 (submitting), 2.12 (limits).
+#include <thread>
+
 #include "fixture.h"
+#include "time/short_slice.h"
 
 namespace ax::testing {
 namespace {
@@ -96,17 +99,28 @@ TEST(SystemClock, Engine_2_1_WaitUntilReturnsOnInterrupt) {
   EXPECT_FALSE(i.Clear());
 }
 
-TEST(SystemClock, Engine_2_1_WaitUntilNeverReturnsEarlyWithoutInterrupt) {
+// Enough waits for the thread's WakeMargin to grow (src/time/wake_margin.h):
+// the wake-ups then come before the deadline, and the spin must cover the
+// rest.
+void WaitsNeverEndEarly() {
   Interrupt i;
   auto c = SystemClock::Get();
-  // Enough waits for the thread's WakeMargin to grow (src/time/wake_margin.h):
-  // the wake-ups then come before the deadline, and the spin must cover the
-  // rest.
   for (int k = 0; k < 1'000; ++k) {
     const Instant dl = c->Now() + std::chrono::microseconds(20 + 7 * (k % 40));
     c->WaitUntil(dl, i);
     ASSERT_GE(c->Now(), dl) << "wait " << k;
   }
+}
+
+TEST(SystemClock, Engine_2_1_WaitUntilNeverReturnsEarlyWithoutInterrupt) { WaitsNeverEndEarly(); }
+
+// A thread with a short slice yields as it spins (time/short_slice.h).
+TEST(SystemClock, Engine_2_1_WaitUntilNeverReturnsEarlyWhileItsSpinsYield) {
+  std::thread([] {
+    if (!internal::TakeShortSlice(100'000)) GTEST_SKIP() << "this kernel keeps no custom slice";
+    ASSERT_TRUE(internal::SpinsYield());
+    WaitsNeverEndEarly();
+  }).join();
 }
 
 TEST(SystemClock, Engine_2_1_NowCoarseIsWithinAFewTicksOfNow) {

@@ -1,8 +1,6 @@
 // SchedulerOptions::worker_slice: each worker asks the kernel for that time
 // slice (time/short_slice.h; Linux 6.12 on); 0 leaves the kernel's default;
 // outside 100 us-100 ms it is refused.
-#include <latch>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -12,6 +10,7 @@
 #include "ax/scheduler.h"
 
 #include "time/short_slice.h"
+#include "two_workers.h"
 
 namespace ax {
 namespace {
@@ -26,24 +25,10 @@ struct Seen {
 };
 std::vector<Seen> WorkerSlices(Duration slice) {
   SchedulerOptions o;
-  o.workers = 2;
   o.worker_slice = slice;
-  std::unique_ptr<Scheduler> s = Scheduler::Create(std::move(o)).value();
-  std::latch both(2);  // each job waits for the other: two workers at once
-  std::mutex mu;
-  std::vector<Seen> seen;
-  for (int k = 0; k < 2; ++k) {
-    EXPECT_TRUE(s->After(Duration(0), [&] {
-                   const Seen mine{internal::ThreadSlice(), internal::SpinsYield()};
-                   {
-                     std::lock_guard<std::mutex> l(mu);
-                     seen.push_back(mine);
-                   }
-                   both.arrive_and_wait();
-                 }).ok());
-  }
-  s->WaitIdle();
-  return seen;
+  return SeenByTwoWorkers<Seen>(std::move(o), [] {
+    return Seen{internal::ThreadSlice(), internal::SpinsYield()};
+  });
 }
 
 TEST(WorkerSlice, Engine_2_4_EachWorkerTakesTheSlice) {

@@ -1,7 +1,7 @@
 // SPEC 2.1 and 2.4: a worker's short time slice (time/short_slice.h). The
 // kernel takes it from 6.12 on, keeping the thread's policy and nice value;
-// only then do the thread's spins in SystemClock::WaitUntil yield, and they
-// still never end before the deadline.
+// only then do the thread's spins in SystemClock::WaitUntil yield (that they
+// still never end before the deadline: tests/engine/time_and_submit_test.cc).
 #include "time/short_slice.h"
 
 #include <cstdio>
@@ -12,8 +12,6 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-
-#include "ax/clock.h"
 
 namespace ax::internal {
 namespace {
@@ -47,22 +45,6 @@ TEST(ShortSlice, Engine_2_4_TheKernelTakesItKeepingPolicyAndNice) {
     EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())), 3);
   });
   OnNewThread([] { EXPECT_FALSE(SpinsYield()); });  // per thread
-}
-
-TEST(ShortSlice, Engine_2_1_WaitUntilNeverReturnsEarlyWhileItsSpinsYield) {
-  OnNewThread([] {
-    if (!TakeShortSlice(100'000)) GTEST_SKIP() << "this kernel keeps no custom slice";
-    ASSERT_TRUE(SpinsYield());
-    Interrupt i;
-    auto c = SystemClock::Get();
-    // As in time_and_submit_test.cc: the WakeMargin grows, the wake-ups then
-    // come before the deadline, and the yielding spin must cover the rest.
-    for (int k = 0; k < 1'000; ++k) {
-      const Instant dl = c->Now() + std::chrono::microseconds(20 + 7 * (k % 40));
-      c->WaitUntil(dl, i);
-      ASSERT_GE(c->Now(), dl) << "wait " << k;
-    }
-  });
 }
 
 }  // namespace
