@@ -959,7 +959,9 @@ JobCold& SchedulerImpl::Cold(Job& j) {
   // its callback returned or about to be released) no longer does. And a
   // cancel without the lock may take the callable of an open job.
   assert(!j.run_active && j.gate() == Gate::kClosed);
-  auto* c = new JobCold;
+  const uint32_t index = colds_.Allocate();
+  JobCold* c = &colds_[index];
+  c->index = index;
   c->task = std::move(j.task);
   c->held = j.run_held ? 1 : 0;
   j.run_held = false;
@@ -971,8 +973,14 @@ JobCold& SchedulerImpl::Cold(Job& j) {
 
 void SchedulerImpl::DropCold(Job& j) {
   if (!j.has_cold) return;
-  Task task = std::move(j.cold->task);
-  delete j.cold;
+  JobCold* c = j.cold;
+  Task task = std::move(c->task);
+  const uint32_t index = c->index;
+  // Fresh for its next job, and what it held (a key, a cron schedule, ...)
+  // goes now.
+  std::destroy_at(c);
+  std::construct_at(c);
+  colds_.Release(index);
   new (&j.task) Task(std::move(task));
   j.has_cold = false;
 }

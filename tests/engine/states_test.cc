@@ -1,6 +1,7 @@
 // SPEC 2.3: the state table, exactly as tabled, and what cancel releases.
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -379,6 +380,37 @@ TEST_F(StatesTest, Engine_2_3_RetainedJobsStillRunningDoNotStallForgetting) {
   Advance(seconds(1));
   EXPECT_EQ(InfoOf(*c).state, JobState::kCompleted);
   EXPECT_TRUE(HasCode(s_->Info(*a).status(), StatusCode::kNotFound));
+}
+
+// A forgotten job's cold record goes back to the engine's slab of them and
+// is the next one taken: the job that takes it starts from nothing.
+TEST_F(StatesTest, Engine_2_3_AForgottenJobsRecordComesBackEmpty) {
+  Start(2, [](SchedulerOptions& o) { o.max_retained = 1; });
+  JobOptions o;
+  o.key = "old";
+  Result<JobId> old = s_->Every(
+      seconds(1), [] { throw std::runtime_error("boom"); }, o);
+  ASSERT_TRUE(old.ok());
+  Advance(seconds(1));
+  ASSERT_EQ(InfoOf(*old).failures, 1u);
+  AX_ASSERT_OK(s_->Cancel(*old));
+  Result<JobId> done = s_->After(seconds(1), [] {});
+  Advance(seconds(1));
+  EXPECT_EQ(InfoOf(*done).state, JobState::kCompleted);
+  ASSERT_TRUE(HasCode(s_->Info(*old).status(), StatusCode::kNotFound));
+
+  o.key = "new";
+  Result<JobId> fresh = s_->After(
+      hours(1), [] {}, o);
+  ASSERT_TRUE(fresh.ok());
+  const JobInfo info = InfoOf(*fresh);
+  EXPECT_EQ(info.key, "new");
+  EXPECT_EQ(info.runs, 0u);
+  EXPECT_EQ(info.failures, 0u);
+  EXPECT_EQ(info.consecutive_failures, 0);
+  EXPECT_EQ(info.last_error, "");
+  EXPECT_EQ(info.reason, "");
+  EXPECT_EQ(info.state, JobState::kWaiting);
 }
 
 }  // namespace
