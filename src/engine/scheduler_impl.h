@@ -396,9 +396,10 @@ class SchedulerImpl final : public Scheduler {
   // Cold records (Cold, DropCold), declared before jobs_, whose records
   // point into it. Chunks of 256 (96 KB), on huge pages past 1 MiB (2,730
   // records): from the heap, a change reaching a random job's cold record
-  // missed the TLB too. W4 (20,000 cold records), 10 alternating pairs:
-  // change p50 596 -> 456 ns, p99 2,134 -> 1,632 ns. From the first record
-  // on, p50 515 (8 pairs), and small schedulers paid two huge pages ahead.
+  // missed the TLB too. W4 (20,000 cold records), 30 alternating pairs:
+  // change p50 lower in 28 (596 -> 456, 581 -> 476, 616 -> 521 ns by set);
+  // its p99 lower in 18, within the noise. Past a smaller threshold a
+  // scheduler with a few hundred periodic jobs holds two huge pages ahead.
   static constexpr size_t kColdPlainBytes = size_t{1} << 20;
   Slab<JobCold, 8> colds_{kColdPlainBytes};
   Slab<Job> jobs_{kJobPlainBytes};
