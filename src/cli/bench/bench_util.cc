@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <ratio>
 #include <thread>
 #include <utility>
 
@@ -193,18 +194,16 @@ void AddLateness(JsonLine& j, const std::vector<int64_t>& lateness_ns) {
 }
 
 std::unique_ptr<Scheduler> MakeScheduler(const BenchArgs& args) {
-  auto millis = [](double ms) {
-    return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(ms));
+  // Flags in ms or us, to the nearest ns (1.001 ms is 1,000,999.99... ns as a double).
+  auto in = [](double count, auto unit) {
+    return std::chrono::round<Duration>(std::chrono::duration<double, decltype(unit)>(count));
   };
   SchedulerOptions o;
   o.workers = args.threads;
-  o.timer_slack = millis(args.timer_slack_ms);
-  if (args.hand_ahead_ms >= 0) o.hand_ahead = millis(args.hand_ahead_ms);
+  o.timer_slack = in(args.timer_slack_ms, std::milli{});
+  if (args.hand_ahead_ms >= 0) o.hand_ahead = in(args.hand_ahead_ms, std::milli{});
   o.pin_workers = args.pin_workers;
-  if (args.worker_slice_us >= 0) {
-    o.worker_slice = std::chrono::duration_cast<Duration>(
-        std::chrono::duration<double, std::micro>(args.worker_slice_us));
-  }
+  if (args.worker_slice_us >= 0) o.worker_slice = in(args.worker_slice_us, std::micro{});
   Result<std::unique_ptr<Scheduler>> s = Scheduler::Create(std::move(o));
   if (!s.ok()) {
     std::fprintf(stderr, "ax bench: %s\n", s.status().ToString().c_str());
