@@ -52,6 +52,9 @@ struct Stats {
   // runs a worker started after sleeping until their deadline itself.
   uint64_t handed_ahead = 0;
   uint64_t started_ahead = 0;
+  // Runs a worker fired itself in a storm (more jobs due at once than the
+  // scheduler thread takes in one pass).
+  uint64_t fired_by_workers = 0;
   LatenessHistogram lateness;
 };
 

@@ -87,6 +87,7 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
   pool_ = std::make_unique<WorkerPool>(
       options_.workers, [this](void* run, int worker) { Execute(*static_cast<Run*>(run), worker); },
       [this](int worker) {
+        if (PullDue(worker)) return true;
         Flush(worker);
         return RunAhead(worker);
       },

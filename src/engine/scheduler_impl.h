@@ -97,18 +97,21 @@ class SchedulerImpl final : public Scheduler {
     }
     return l;
   }
-  void Relock(Lock& l) const {
+  void Relock(Lock& l) const { Relock(l, WorkerPool::InWorker() ? worker_sleepers_ : sleepers_); }
+  // Counts itself in `sleepers` while it sleeps on mu_.
+  static void Relock(Lock& l, std::atomic<int>& sleepers) {
     for (int i = 0; i < 32; ++i) {
       if (l.try_lock()) return;
       CpuRelax();
     }
-    sleepers_.fetch_add(1, std::memory_order_relaxed);
+    sleepers.fetch_add(1, std::memory_order_relaxed);
     l.lock();
-    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    sleepers.fetch_sub(1, std::memory_order_relaxed);
   }
   // The scheduler thread, about to take mu_ again at once for more work,
-  // first lets in the threads asleep on it (LetSleepersIn in dispatch.cc).
-  void LetSleepersIn() const;
+  // first lets in the threads asleep on it (LetSleepersIn in dispatch.cc);
+  // a worker in a storm, those that are not workers.
+  void LetSleepersIn(bool workers_too) const;
 
   // How a new job is first scheduled.
   struct Plan {
@@ -219,7 +222,9 @@ class SchedulerImpl final : public Scheduler {
 
   // ---- the scheduler thread
   void Loop();
-  size_t ProcessDue(Instant now, bool jobs, std::vector<uint32_t>& dispatch);
+  // Fires the jobs due by `now` (up to `batch`) and the run timers; the
+  // scheduler thread's pass, or a worker's in a storm (PullDue). REQUIRES mu_.
+  size_t ProcessDue(Instant now, bool jobs, std::vector<uint32_t>& dispatch, size_t batch);
   void Fire(uint32_t slot, Instant due, Instant now, std::vector<uint32_t>& dispatch);
   void FirePeriodic(uint32_t slot, Instant due, Instant now, std::vector<uint32_t>& dispatch);
   void Skip(uint32_t slot, Instant tick, uint64_t count, std::string_view why, Instant now);
@@ -261,6 +266,10 @@ class SchedulerImpl final : public Scheduler {
   int LatestClaimer() const;
 
   // ---- runs (worker threads)
+  // In a storm, a worker with nothing queued fires the next due jobs itself
+  // and runs them (dispatch.cc, "Storms"); true if it did anything.
+  bool PullDue(int worker);
+  void SetStorm(int64_t until);  // REQUIRES mu_
   void Execute(Run& r, int worker);
   // Resolves the worker's finished plain runs under the lock; with
   // `may_defer`, only if the lock is free (kDeferFlush in dispatch.cc).
@@ -340,6 +349,8 @@ class SchedulerImpl final : public Scheduler {
     int64_t claim_at = INT64_MAX;
     Interrupt wake;
     std::vector<uint32_t> dispatch;
+    std::vector<Run*> pulled;  // PullDue's runs, and how many it takes next
+    size_t pull = 16;
   };
 
   // Constant after construction (or, for stopping_runs_, written once), and
@@ -449,11 +460,13 @@ class SchedulerImpl final : public Scheduler {
            by_state_[static_cast<size_t>(JobState::kRunning)] +
            by_state_[static_cast<size_t>(JobState::kPaused)];
   }
-  std::atomic<uint64_t> held_total_{0};   // runs dispatched and not yet finished
-  std::atomic<uint64_t> executing_{0};    // of those, the ones that started (but plain
-                                          // runs: WorkerLocal::executing)
-  std::atomic<bool> throttled_{false};    // Loop holds due jobs back (kMaxHeld)
-  mutable std::atomic<int> sleepers_{0};  // threads asleep on mu_ (Relock)
+  std::atomic<uint64_t> held_total_{0};  // runs dispatched and not yet finished
+  std::atomic<uint64_t> executing_{0};   // of those, the ones that started (but plain
+                                         // runs: WorkerLocal::executing)
+  std::atomic<bool> throttled_{false};   // Loop holds due jobs back (kMaxHeld)
+  // Threads asleep on mu_ (Relock): workers, and the others.
+  mutable std::atomic<int> worker_sleepers_{0};
+  mutable std::atomic<int> sleepers_{0};
   // Jobs handed ahead, by deadline (ReserveAhead); at most kMaxAhead, which
   // an 8 ms window reaches at 128,000 fires a second (W3 has 20,000). Once
   // it is full, the next job in the wheel goes the usual way.
@@ -465,7 +478,16 @@ class SchedulerImpl final : public Scheduler {
   // Set (under mu_) when an entry of ahead_ becomes unclaimed; cleared by a
   // worker that finds none. Read without the lock by a worker about to block.
   std::atomic<bool> unclaimed_{false};
-  std::vector<uint32_t> due_;  // scratch of the scheduler thread
+  // A storm (dispatch.cc): the instant of the scheduler thread's last pass
+  // if it left due jobs in the wheel, else INT64_MIN; the flag says so
+  // without the lock.
+  int64_t storm_until_ = INT64_MIN;
+  std::atomic<bool> storm_{false};
+  uint64_t pulls_ = 0;       // workers' takes in a storm that found more due
+  uint64_t pulls_seen_ = 0;  // pulls_ at the scheduler thread's last pass
+  // The scheduler thread has runs of a pass not yet in the workers' queue.
+  std::atomic<bool> pushing_{false};
+  std::vector<uint32_t> due_;  // scratch of ProcessDue
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until
   bool shutting_down_ = false;

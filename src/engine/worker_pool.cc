@@ -41,6 +41,7 @@ WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
     const int cpu = cpus.empty() ? -1 : cpus[static_cast<size_t>(i) % cpus.size()];
     threads_.emplace_back([this, i, cpu, slice_ns] {
       pthread_setname_np(pthread_self(), "ax-worker");
+      in_worker_ = true;
       if (slice_ns > 0) (void)TakeShortSlice(slice_ns);  // best effort, as the pin
       if (cpu >= 0) {  // best effort: unbound if the system refuses
         cpu_set_t one;
@@ -52,6 +53,8 @@ WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
     });
   }
 }
+
+thread_local bool WorkerPool::in_worker_ = false;
 
 WorkerPool::~WorkerPool() {
   Stop();

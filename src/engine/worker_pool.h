@@ -34,6 +34,9 @@ class WorkerPool {
   static constexpr size_t kMaxTake = 16;
   static constexpr size_t kRunsPerTake = 4;
 
+  // Whether the calling thread is a worker of some pool.
+  static bool InWorker() { return in_worker_; }
+
   // Starts `threads` workers calling `run(item, worker)` for each pushed
   // item, and `idle(worker)` before a worker blocks for want of items (and
   // once more before it exits): when it returns true (it found work of its
@@ -88,6 +91,7 @@ class WorkerPool {
   std::unique_ptr<Busy[]> busy_;
   const size_t count_;  // threads; workers read it while threads_ is filled
   std::vector<std::thread> threads_;
+  static thread_local bool in_worker_;
 };
 
 }  // namespace ax::internal

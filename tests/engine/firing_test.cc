@@ -137,6 +137,55 @@ TEST_F(FiringTest, Engine_2_4_StormBeyondTheHandOffLimitRunsOnceEachInOrder) {
   EXPECT_EQ(InfoOf(ids[n - 1]).state, JobState::kCancelled);
 }
 
+TEST_F(FiringTest, Engine_2_4_InAStormTheWorkerFiresTooInSubmissionOrder) {
+  // More same-deadline jobs than the scheduler thread fires in one pass
+  // (4,096): it then leaves the firing to the idle worker, which takes the
+  // rest from the wheel in order (dispatch.cc, "Storms").
+  Start(1);
+  Gate gate;
+  ASSERT_TRUE(s_->At(kStart + seconds(1), [&] { gate.Wait(); }).ok());
+  const int n = 5 * 4096;
+  std::vector<int> order;
+  order.reserve(n);
+  std::mutex mu;
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(s_->At(kStart + seconds(1), [&, i] {
+                    std::lock_guard<std::mutex> l(mu);
+                    order.push_back(i);
+                  }).ok());
+  }
+  clock_->Advance(seconds(1));
+  gate.Open();
+  Settle();
+  ASSERT_EQ(order.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) ASSERT_EQ(order[i], i);
+  // The scheduler thread fires again only when no worker has since its last
+  // pass; how many passes it made before the worker's first take depends on
+  // when WaitIdle asks it to look.
+  EXPECT_GT(s_->GetStats().fired_by_workers, 0u);
+}
+
+TEST_F(FiringTest, Engine_2_5_PeriodicJobsFiredInAStormKeepTheirTicks) {
+  Start(2);
+  const int n = 3 * 4096;
+  std::atomic<int> runs{0};
+  std::vector<JobId> ids;
+  for (int i = 0; i < n; ++i) {
+    Result<JobId> id = s_->Every(seconds(1), [&] { ++runs; });
+    ASSERT_TRUE(id.ok());
+    ids.push_back(*id);
+  }
+  Advance(seconds(1));
+  EXPECT_EQ(runs, n);
+  EXPECT_GT(s_->GetStats().fired_by_workers, 0u);
+  for (JobId id : {ids.front(), ids[n / 2], ids.back()}) {
+    EXPECT_EQ(InfoOf(id).next_run, kStart + seconds(2));
+  }
+  Advance(seconds(1));
+  EXPECT_EQ(runs, 2 * n);
+  EXPECT_EQ(s_->GetStats().skipped, 0u);
+}
+
 TEST_F(FiringTest, Engine_2_4_TimerSlackSharesOneWakeUpAndNeverRunsEarly) {
   std::shared_ptr<SleepRecorder> recorder;
   Start(1, [&](SchedulerOptions& o) {
@@ -337,6 +386,7 @@ TEST_F(FiringTest, Engine_2_4_FireStormAllRunAndCallsStillAnswer) {
   EXPECT_TRUE(late.ok());
   Settle();
   EXPECT_EQ(runs, n);
+  EXPECT_GT(s_->GetStats().fired_by_workers, 0u);  // the workers took part
 }
 
 }  // namespace
