@@ -1,6 +1,7 @@
 // WorkerPool: every pushed item runs once, one at a time or taken in bulk in
 // a storm, a stop reaches every worker whatever each one took, and work made
-// for `idle` just after its look is not slept through.
+// for `idle` just after its look is not slept through; a thread can tell
+// whether it is a worker.
 #include "engine/worker_pool.h"
 
 #include <atomic>
@@ -39,6 +40,19 @@ TEST(WorkerPool, EveryItemRunsOnceInAStormAndAlone) {
   size_t wrong = 0;
   for (const std::atomic<int>& r : runs) wrong += r.load() == 1 ? 0 : 1;
   EXPECT_EQ(wrong, 0u);
+}
+
+TEST(WorkerPool, KnowsItsWorkersFromOtherThreads) {
+  std::atomic<int> in_worker{-1};
+  WorkerPool pool(
+      1, [&](void*, int) { in_worker.store(WorkerPool::InWorker() ? 1 : 0); },
+      [](int) { return false; }, [](int) { return false; });
+  EXPECT_FALSE(WorkerPool::InWorker());
+  int item = 0;
+  void* one = &item;
+  pool.Push(&one, 1);
+  while (in_worker.load() < 0) std::this_thread::yield();
+  EXPECT_EQ(in_worker.load(), 1);
 }
 
 // Stopping with a deep queue: a worker may take several of the stops in one
