@@ -111,6 +111,7 @@ void SchedulerImpl::Loop() {
   while (!loop_exit_) {
     armed_ = INT64_MIN;  // no self-signals while processing
     const Instant now = clock_->Now();
+    const int64_t now_ns = ToUnixNanos(now);
     const bool more_cancels = MaybeDrainCancels(now);
     const bool throttle = held_total_.load(std::memory_order_seq_cst) >= kMaxHeld;
     // In a storm the workers fire ("Storms"); this thread fires a batch
@@ -119,8 +120,8 @@ void SchedulerImpl::Loop() {
     pulls_seen_ = pulls_;
     const size_t handled = ProcessDue(now, !throttle && !workers_fire, dispatch, kBatch);
     const bool storm = !throttle && (workers_fire || handled >= kBatch);
-    SetStorm(storm ? ToUnixNanos(now) : INT64_MIN);
-    const bool more_ahead = !storm && !throttle && ReserveAhead(ToUnixNanos(now));
+    SetStorm(storm ? now_ns : INT64_MIN);
+    const bool more_ahead = !storm && !throttle && ReserveAhead(now_ns);
     // Every new run is in `dispatch`: one shared update per batch, not one per run.
     held_total_.fetch_add(dispatch.size(), std::memory_order_seq_cst);
     PurgeRetired(now, options_.max_retained);
@@ -138,7 +139,6 @@ void SchedulerImpl::Loop() {
     // With a slack, the thread sleeps past the earliest deadline, and every
     // deadline up to the wake-up shares it. In a storm it looks again after
     // kStormStep, or when the workers are done with it (PullDue).
-    const int64_t now_ns = ToUnixNanos(now);
     int64_t wake = more ? INT64_MIN : WithSlack(next);
     if (!more && storm) wake = std::min(wake, now_ns + kStormStep.count());
     armed_ = wake;

@@ -54,8 +54,6 @@ WorkerPool::WorkerPool(int threads, std::function<void(void*, int)> run,
   }
 }
 
-thread_local bool WorkerPool::in_worker_ = false;
-
 WorkerPool::~WorkerPool() {
   Stop();
   Join();

@@ -91,7 +91,7 @@ class WorkerPool {
   std::unique_ptr<Busy[]> busy_;
   const size_t count_;  // threads; workers read it while threads_ is filled
   std::vector<std::thread> threads_;
-  static thread_local bool in_worker_;
+  static inline thread_local bool in_worker_ = false;
 };
 
 }  // namespace ax::internal
