@@ -307,6 +307,10 @@ ApiResponse Api::Stats() {
         {"skipped", e.skipped},
         {"cancelled", e.cancelled},
         {"timed_out", e.timed_out},
+        {"wakeups", e.wakeups},
+        {"handed_ahead", e.handed_ahead},
+        {"started_ahead", e.started_ahead},
+        {"fired_by_workers", e.fired_by_workers},
         {"lateness_p50_ns", e.lateness.QuantileUpperBoundNs(0.5)},
         {"lateness_p99_ns", e.lateness.QuantileUpperBoundNs(0.99)},
         {"lateness_max_ns", e.lateness.max_ns}}},
@@ -369,6 +373,14 @@ ApiResponse Api::Metrics() {
   Metric(o, "ax_jobs_dead_total", "counter", "Dead letters.", e.dead);
   Metric(o, "ax_runs_skipped_total", "counter", "Skipped ticks.", e.skipped);
   Metric(o, "ax_runs_timed_out_total", "counter", "Attempts that timed out.", e.timed_out);
+  Metric(o, "ax_scheduler_wakeups_total", "counter", "Wake-ups of the scheduler thread.",
+         e.wakeups);
+  Metric(o, "ax_jobs_handed_ahead_total", "counter",
+         "Jobs handed to an idle worker ahead of their deadline.", e.handed_ahead);
+  Metric(o, "ax_runs_started_ahead_total", "counter",
+         "Runs a worker started after sleeping until their deadline.", e.started_ahead);
+  Metric(o, "ax_runs_fired_by_workers_total", "counter", "Runs a worker fired itself in a storm.",
+         e.fired_by_workers);
   Metric(o, "ax_runs_recovered_total", "counter", "Leased runs recovered at start.", s.recovered);
   Histogram(o, "ax_lateness_seconds", "Run start minus its scheduled instant.", e.lateness.counts,
             e.lateness.count, e.lateness.sum_ns);

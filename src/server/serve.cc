@@ -45,7 +45,7 @@ struct Plan {
   std::string host;
   uint16_t port = 0;
   std::string token;
-  Duration window, retention, drain, timer_slack;
+  Duration window, retention, drain, timer_slack, hand_ahead, worker_slice;
 };
 
 Result<Plan> Check(const ServeConfig& c) {
@@ -82,6 +82,19 @@ Result<Plan> Check(const ServeConfig& c) {
     return Status::InvalidArgument("timer-slack: 0 to 1h");
   }
   p.timer_slack = *slack;
+  auto ahead = Dur("hand-ahead", c.hand_ahead);
+  if (!ahead.ok()) return ahead.status();
+  if (*ahead < Duration(0) || *ahead > std::chrono::seconds(1)) {
+    return Status::InvalidArgument("hand-ahead: 0 to 1s");
+  }
+  p.hand_ahead = *ahead;
+  auto slice = Dur("worker-slice", c.worker_slice);
+  if (!slice.ok()) return slice.status();
+  if (*slice != Duration(0) &&
+      (*slice < std::chrono::microseconds(100) || *slice > std::chrono::milliseconds(100))) {
+    return Status::InvalidArgument("worker-slice: 0, or 100us to 100ms");
+  }
+  p.worker_slice = *slice;
   if (*w <= Duration(0)) return Status::InvalidArgument("window: must be > 0");
   p.window = *w;
   p.retention = *r;
@@ -106,6 +119,9 @@ Result<std::unique_ptr<DurableScheduler>> OpenDurable(const ServeConfig& c, cons
   dopt.retention = plan.retention;
   dopt.engine.workers = c.workers;
   dopt.engine.timer_slack = plan.timer_slack;
+  dopt.engine.hand_ahead = plan.hand_ahead;
+  dopt.engine.pin_workers = c.pin_workers;
+  dopt.engine.worker_slice = plan.worker_slice;
   dopt.engine.on_dead_letter = [](const Event& ev) {
     spdlog::warn("event=dead id={} attempt={} error={}", Q(ev.key), ev.attempt, Q(ev.message));
   };
@@ -225,6 +241,14 @@ void AddServeCommand(CLI::App& app) {
       ->capture_default_str();
   s->add_option("--timer-slack", cfg->timer_slack,
                 "how late a job may start so that close deadlines share a wake-up")
+      ->capture_default_str();
+  s->add_option("--hand-ahead", cfg->hand_ahead,
+                "how long before its deadline a job may go to an idle worker, which sleeps "
+                "until then and starts it (0s: off)")
+      ->capture_default_str();
+  s->add_flag("--pin-workers", cfg->pin_workers, "bind worker i to the i-th allowed CPU");
+  s->add_option("--worker-slice", cfg->worker_slice,
+                "CPU time slice each worker asks of the kernel (0s: the kernel's own)")
       ->capture_default_str();
   s->add_option("--log-level", cfg->log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();

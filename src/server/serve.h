@@ -27,6 +27,11 @@ struct ServeConfig {
   // How late a job may start so that close deadlines share a wake-up
   // (SchedulerOptions::timer_slack); 0 = as exact as the OS allows.
   std::string timer_slack = "0s";
+  // The engine's wake-up tuning (SchedulerOptions::hand_ahead, pin_workers,
+  // worker_slice; docs/engine.md), with the engine's defaults.
+  std::string hand_ahead = "8ms";
+  bool pin_workers = false;
+  std::string worker_slice = "100us";
   std::string log_level = "info";  // trace debug info warn error off
   // When set, the bound port is written to this file once listening
   // (lets tests use port 0).

@@ -26,10 +26,10 @@ class ApiTest : public ::testing::Test {
     d_ = DurableScheduler::Create(std::move(o)).value();
     ASSERT_TRUE(RegisterTargets(*d_, allow_exec).ok());
     ASSERT_TRUE(d_->Start().ok());
-    api_ = std::make_unique<Api>(*d_, ApiOptions{token, allow_exec});
+    api_ = std::make_unique<Api>(*d_, ApiOptions{std::move(token), allow_exec});
     HttpServerOptions ho;
     ho.port = 0;
-    ho.body_limit = 64 * 1024;
+    ho.body_limit = size_t{64} * 1024;
     http_ = std::make_unique<HttpServer>(*api_, ho);
     ASSERT_TRUE(http_->Start().ok());
   }
@@ -144,7 +144,7 @@ TEST_F(ApiTest, Api_5_3_BadBodiesAre400NamingTheField) {
 TEST_F(ApiTest, Api_5_5_HugeBodyIs413) {
   Start();
   std::string big = JobBody("big");
-  big.insert(big.size() - 1, ",\"pad\":\"" + std::string(100 * 1024, 'x') + "\"");
+  big.insert(big.size() - 1, ",\"pad\":\"" + std::string(size_t{100} * 1024, 'x') + "\"");
   EXPECT_EQ(Call("POST", "/v1/jobs", big).status, 413);
   EXPECT_EQ(Call("GET", "/healthz").status, 200);  // a new connection works
 }
@@ -234,9 +234,30 @@ TEST_F(ApiTest, Api_5_3_StatsAndMetrics) {
   for (const char* name :
        {"ax_jobs_pending", "ax_jobs_running", "ax_runs_fired_total", "ax_runs_succeeded_total",
         "ax_runs_failed_total", "ax_runs_retried_total", "ax_jobs_dead_total",
-        "ax_lateness_seconds_bucket", "ax_store_commit_seconds_bucket"}) {
+        "ax_lateness_seconds_bucket", "ax_store_commit_seconds_bucket",
+        "ax_scheduler_wakeups_total", "ax_jobs_handed_ahead_total", "ax_runs_started_ahead_total",
+        "ax_runs_fired_by_workers_total"}) {
     EXPECT_NE(m.raw.find(name), std::string::npos) << name;
   }
+}
+
+// How the engine started its runs (handed ahead to a worker, fired by a worker
+// in a storm) is in the stats, as the engine counts it.
+TEST_F(ApiTest, Api_5_3_StatsSayHowRunsStarted) {
+  Start();
+  ASSERT_EQ(Call("POST", "/v1/jobs", JobBody("soon", R"({"in":"20ms"})")).status, 201);
+  for (int i = 0; i < 500 && Call("GET", "/v1/jobs/soon").body["state"] != "dead"; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(Call("GET", "/v1/jobs/soon").body["state"], "dead");  // port 9 refuses
+  const ax::Stats e = d_->GetStats().engine;
+  ASSERT_EQ(e.fired, 1u);
+  const json s = Call("GET", "/v1/stats").body["engine"];
+  EXPECT_EQ(s["fired"], e.fired);
+  EXPECT_EQ(s["handed_ahead"], e.handed_ahead);
+  EXPECT_EQ(s["started_ahead"], e.started_ahead);
+  EXPECT_EQ(s["fired_by_workers"], e.fired_by_workers);
+  EXPECT_GT(s["wakeups"].get<uint64_t>(), 0u);
 }
 
 TEST_F(ApiTest, Api_5_5_TokenIsRequiredButNotForHealthz) {
