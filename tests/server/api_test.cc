@@ -288,16 +288,12 @@ TEST_F(ApiTest, Api_5_2_ExecRunsWithAllowExec) {
   auto r = Call("POST", "/v1/jobs",
                 R"({"id":"x","schedule":{"in":"0s"},"target":{"exec":{"argv":["/bin/true"]}}})");
   ASSERT_EQ(r.status, 201) << r.raw;
-  for (int i = 0; i < 500 && Call("GET", "/v1/jobs/x").body["state"] != "completed"; ++i) {
-    std::this_thread::sleep_for(10ms);
-  }
+  ASSERT_TRUE(d_->engine().WaitIdle());  // the child has exited
   EXPECT_EQ(Call("GET", "/v1/jobs/x").body["state"], "completed");
   r = Call("POST", "/v1/jobs",
            R"({"id":"y","schedule":{"in":"0s"},"target":{"exec":{"argv":["/bin/false"]}}})");
   ASSERT_EQ(r.status, 201);
-  for (int i = 0; i < 500 && Call("GET", "/v1/jobs/y").body["state"] != "dead"; ++i) {
-    std::this_thread::sleep_for(10ms);
-  }
+  ASSERT_TRUE(d_->engine().WaitIdle());
   auto y = Call("GET", "/v1/jobs/y");
   EXPECT_EQ(y.body["state"], "dead");
   EXPECT_NE(y.body.value("last_error", "").find("exit status 1"), std::string::npos) << y.raw;
