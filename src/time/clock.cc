@@ -24,6 +24,9 @@ int64_t RealtimeNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+// RealtimeNs, and the counter estimate anchored on it once its window passed.
+int64_t Exact() { return internal::SystemCounterEstimate().Exact(); }
+
 long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* abs) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, abs, nullptr,
                  FUTEX_BITSET_MATCH_ANY);
@@ -31,7 +34,8 @@ long Futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ab
 
 }  // namespace
 
-// SystemClock's NowOrLater and NowApprox: one estimate, anchored by both.
+// SystemClock's NowOrLater and NowApprox: one estimate, anchored by them and
+// by its exact reads.
 internal::TscEstimate& internal::SystemCounterEstimate() {
   static TscEstimate estimate({&ReadTsc, &RealtimeNs}, TscIsInvariant());
   return estimate;
@@ -66,7 +70,11 @@ std::shared_ptr<SystemClock> SystemClock::Get() {
   return clock;
 }
 
-Instant SystemClock::Now() const { return FromUnixNanos(RealtimeNs()); }
+// An exact read that also anchors the estimate once its window has passed:
+// the scheduler thread and the waiting workers read the clock often, and a
+// caller of SetDelay after a millisecond's pause then finds the estimate
+// fresh instead of reading the clock and anchoring it in its call.
+Instant SystemClock::Now() const { return FromUnixNanos(Exact()); }
 
 Instant SystemClock::NowOrLater() const {
   return FromUnixNanos(internal::SystemCounterEstimate().NowOrLater());
@@ -99,11 +107,11 @@ void SystemClock::WaitUntil(Instant deadline, Interrupt& interrupt) {
   const int64_t dl = ToUnixNanos(deadline);
   const int64_t wake = dl < INT64_MIN + internal::WakeMargin::kMaxNs ? dl : dl - margin.ns();
   const bool yields = internal::SpinsYield();
-  int64_t now = RealtimeNs();
+  int64_t now = Exact();
   while (!interrupt.signalled() && now < dl) {
     if (now < wake) {  // (again, if the clock was stepped back)
       interrupt.Wait(wake);
-      now = RealtimeNs();
+      now = Exact();
       if (now >= wake && !interrupt.signalled()) margin.Observe(now - wake);
     } else {
       if (yields) {
@@ -111,7 +119,7 @@ void SystemClock::WaitUntil(Instant deadline, Interrupt& interrupt) {
       } else {
         internal::CpuRelax();
       }
-      now = RealtimeNs();
+      now = Exact();
     }
   }
 }

@@ -21,6 +21,8 @@
 //   only if the clock's rate changes by about 1,000 ppm at once (NTP's
 //   frequency and offset slews together at their limits) or the clock is
 //   stepped forward, and only until the next anchor.
+// - Any thread's exact read (Exact: SystemClock::Now and its waits) anchors
+//   once the window has passed, as an estimate that finds it passed does.
 // - A failed check (a step, a new rate, a counter that jumped) sends every
 //   call to the system clock until two windows have measured and checked a
 //   rate again. Any other doubt (a counter behind the anchor, a stale anchor,
@@ -67,6 +69,11 @@ class TscEstimate {
   // The real instant to within about kMarginNs either way (the estimate
   // without the margin): for measurements, not deadlines. Thread-safe.
   int64_t NowApprox() { return Read(0); }
+  // The system clock read itself, anchoring the estimate when its window has
+  // passed: threads that read the clock anyway (SystemClock::Now, a waiting
+  // worker) keep the estimate fresh for those that only estimate, which then
+  // find an anchor less than a window old and read no clock. Thread-safe.
+  int64_t Exact() { return ReadAndAnchor(); }
 
   // Whether estimates are being handed out (tests).
   bool live() const { return live_.load(std::memory_order_relaxed); }

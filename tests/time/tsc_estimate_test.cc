@@ -178,6 +178,32 @@ TEST_F(TscEstimateTest, Engine_2_1_SparseCallsReadTheClock) {
   EXPECT_EQ(Run(e, 100 * E::kWindowNs, 5 * E::kWindowNs), 0.0);  // anchors too old to check
 }
 
+// A thread that reads the clock itself (Exact: SystemClock::Now, a waiting
+// worker) anchors the estimate once its window has passed, so that a thread
+// that only estimates, every 1.1 ms (W4's changes), finds it fresh: without
+// such reads it finds a window passed and reads the clock at every call.
+TEST_F(TscEstimateTest, Engine_2_1_ExactReadsKeepTheEstimateFresh) {
+  E e({&SimTicks, &SimReal}, true);
+  Run(e, 3 * E::kWindowNs);
+  ASSERT_TRUE(e.live());
+  EXPECT_EQ(Run(e, 110 * E::kWindowNs, 1'100'000), 0.0);
+  int estimates = 0;
+  for (int call = 0; call < 100; ++call) {
+    for (int k = 0; k < 11; ++k) {
+      Pass(100'000);
+      const int64_t clock = Clock();
+      EXPECT_EQ(e.Exact(), clock);
+    }
+    const int64_t clock = Clock();
+    const int64_t reads = sim.reads;
+    const int64_t got = e.NowOrLater();
+    EXPECT_GE(got, clock);
+    EXPECT_LE(got, clock + E::kMarginNs + 2 * E::kToleranceNs);
+    estimates += sim.reads == reads;
+  }
+  EXPECT_EQ(estimates, 100);
+}
+
 int64_t ClockNs(clockid_t id) {
   timespec ts{};
   clock_gettime(id, &ts);
