@@ -433,6 +433,7 @@ TEST_F(DurableTest, Durable_4_3_SqliteRoundTripAcrossRestart) {
     store_ = SqliteStore::Open({.path = path}).value();
     auto d = Make();
     std::vector<DurableJob> batch;
+    batch.reserve(100);
     for (int i = 0; i < 100; ++i) batch.push_back(Once("b" + std::to_string(i), 5s));
     auto r = d->Submit(std::move(batch));
     ASSERT_TRUE(r.ok());
