@@ -44,11 +44,15 @@ std::optional<Instant> FromUnixSeconds(int64_t secs) {
   return FromUnixNanos(ns);
 }
 
-// The smallest epoch + k*period strictly after `after`.
+// The smallest epoch + k*period strictly after `after`, if the range has one
+// (with a 1 ns period, `after` = the last instant has none).
 std::optional<Instant> NextOnGrid(Instant after, Duration period) {
-  const int64_t k = FloorDiv(ToUnixNanos(after), period.count()) + 1;
+  int64_t k = 0;
   int64_t ns = 0;
-  if (__builtin_mul_overflow(k, period.count(), &ns)) return std::nullopt;
+  if (__builtin_add_overflow(FloorDiv(ToUnixNanos(after), period.count()), 1, &k) ||
+      __builtin_mul_overflow(k, period.count(), &ns)) {
+    return std::nullopt;
+  }
   return FromUnixNanos(ns);
 }
 

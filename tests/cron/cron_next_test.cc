@@ -348,6 +348,13 @@ TEST(Cron_3_3, EndsOfTheRepresentableRange) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->Next(kInstantMax), std::nullopt);
   EXPECT_EQ(s->Next(kInstantMin), At("1677-09-21T00:12:44Z"));
+
+  // A 1 ns grid reaches the last instant itself, and nothing after it (the
+  // fuzzer found the step past it overflowing into the year 1677).
+  Result<CronSchedule> ns = CronSchedule::Parse("@every 1ns", "UTC");
+  ASSERT_TRUE(ns.ok());
+  EXPECT_EQ(ns->Next(kInstantMax - Duration(1)), kInstantMax);
+  EXPECT_EQ(ns->Next(kInstantMax), std::nullopt);
 }
 
 }  // namespace
