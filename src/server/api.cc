@@ -89,7 +89,7 @@ ApiResponse Api::Error(int http_status, std::string_view code, std::string_view 
       message.substr(0, colon).find(' ') == std::string_view::npos) {
     e["field"] = message.substr(0, colon);
   }
-  return Json(http_status, json{{"error", e}}.dump());
+  return Json(http_status, ResponseText(json{{"error", e}}));
 }
 
 ApiResponse Api::FromStatus(const Status& s) {
@@ -212,7 +212,7 @@ void Api::PostJobs(const ApiRequest& req, const Respond& respond) {
                                                                                    : "conflict";
           all_created = all_created && s.created;
           if (i > 0) out += ",";
-          out += "{\"id\":" + json(s.job.id).dump() + ",\"result\":\"" + result +
+          out += "{\"id\":" + ResponseText(s.job.id) + ",\"result\":\"" + result +
                  "\",\"state\":\"" + std::string(JobStateText(s.job.state)) + "\"}";
         }
         out += "]}";
@@ -278,7 +278,7 @@ ApiResponse Api::ListJobs(std::string_view query) {
     out += JobToJson((*jobs)[i]);
   }
   out += "],\"next_cursor\":";
-  out += jobs->size() == lq.limit ? json(jobs->back().id).dump() : "null";
+  out += jobs->size() == lq.limit ? ResponseText(jobs->back().id) : "null";
   out += "}";
   return Json(200, std::move(out));
 }
@@ -324,7 +324,7 @@ ApiResponse Api::Stats() {
                                       ? 0
                                       : s.store.commit_latency_sum_ns /
                                             static_cast<int64_t>(s.store.commit_latency_count)}}}};
-  return Json(200, out.dump());
+  return Json(200, ResponseText(out));
 }
 
 namespace {

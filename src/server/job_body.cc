@@ -486,7 +486,11 @@ std::string JobToJson(const DurableJob& j) {
   out["created_at"] = FormatInstant(j.created_at);
   out["updated_at"] = FormatInstant(j.updated_at);
   if (j.finished_at) out["finished_at"] = FormatInstant(*j.finished_at);
-  return out.dump();
+  return ResponseText(out);
+}
+
+std::string ResponseText(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 bool SameSpec(const DurableJob& a, const DurableJob& b) {

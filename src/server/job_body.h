@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "ax/status.h"
 #include "ax/store.h"
 #include "ax/time.h"
@@ -61,6 +63,11 @@ Result<ExecTargetSpec> ParseExecTarget(std::string_view payload_json);
 
 // The job as the API shows it (JSON text).
 std::string JobToJson(const DurableJob& job);
+
+// `j` as the text of a response. Bytes that are not UTF-8 (a job id or a
+// query key a client sent, a value an edited store holds) become U+FFFD:
+// nlohmann's plain dump() throws on them, out of the request's handler.
+std::string ResponseText(const nlohmann::json& j);
 // True when two jobs have the same spec (handler, payload, schedule and
 // options): a resubmission of the same id with the same spec is idempotent.
 bool SameSpec(const DurableJob& a, const DurableJob& b);

@@ -306,5 +306,22 @@ TEST_F(ApiTest, Api_5_3_UnknownRouteAndMethod) {
   EXPECT_EQ(Call("POST", "/healthz").status, 405);
 }
 
+// A byte that is not UTF-8, percent-encoded in a query key or a job id, is
+// echoed in the error as U+FFFD. It used to throw out of the handler and end
+// the daemon (std::terminate).
+TEST_F(ApiTest, Api_5_3_BytesThatAreNotUtf8GetAnErrorNotACrash) {
+  Start();
+  const std::string replacement = "\xEF\xBF\xBD";
+  auto r = Call("GET", "/v1/jobs?%FF=1");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Field(r), replacement);
+  r = Call("GET", "/v1/jobs/a%FFb");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(r.body["error"].value("message", "").find("a" + replacement + "b"), std::string::npos)
+      << r.raw;
+  EXPECT_EQ(Call("POST", "/v1/jobs/%C3/pause").status, 404);
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+}
+
 }  // namespace
 }  // namespace ax::server
