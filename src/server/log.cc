@@ -14,17 +14,32 @@ void SetupLogging(const std::string& level) {
 }
 
 std::string Q(std::string_view v) {
+  // Control bytes are escaped, so that a value (a job id is any JSON string)
+  // cannot end a line or move the cursor. Bytes from 0x80 stay as they are.
+  auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
   bool plain = !v.empty();
-  for (char c : v) plain = plain && c > ' ' && c != '"' && c != '=' && c != '\\';
+  for (char c : v) plain = plain && c > ' ' && c != '"' && c != '=' && c != '\\' && c != 0x7f;
   if (plain) return std::string(v);
   std::string out = "\"";
   for (char c : v) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    if (c == '\n') {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
       out += "\\n";
-      continue;
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (control(c)) {
+      constexpr std::string_view kHex = "0123456789abcdef";
+      const auto b = static_cast<unsigned char>(c);
+      out += "\\x";
+      out.push_back(kHex[b >> 4]);
+      out.push_back(kHex[b & 0xf]);
+    } else {
+      out.push_back(c);
     }
-    out.push_back(c);
   }
   return out + "\"";
 }
