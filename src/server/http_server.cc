@@ -23,6 +23,28 @@ using tcp = net::ip::tcp;
 
 std::string ToString(beast::string_view v) { return {v.data(), v.size()}; }
 
+// A request the parser refused (its line, a header, its length or a chunk):
+// answered 400 and the connection closed, as its framing is lost.
+bool Malformed(beast::error_code ec) {
+  if (ec.category() != make_error_code(http::error::bad_method).category()) return false;
+  switch (static_cast<http::error>(ec.value())) {
+    case http::error::bad_line_ending:
+    case http::error::bad_method:
+    case http::error::bad_target:
+    case http::error::bad_version:
+    case http::error::bad_field:
+    case http::error::bad_value:
+    case http::error::bad_content_length:
+    case http::error::bad_transfer_encoding:
+    case http::error::bad_chunk:
+    case http::error::bad_chunk_extension:
+    case http::error::bad_obs_fold:
+      return true;
+    default:
+      return false;
+  }
+}
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, Api& api, size_t body_limit)
@@ -52,6 +74,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec == http::error::header_limit) {
       api_.CountResponse(431);
       return Write(Api::Error(431, "HeadersTooLarge", "headers: too large"), false, 11);
+    }
+    if (Malformed(ec)) {
+      api_.CountResponse(400);
+      return Write(Api::Error(400, "InvalidArgument", "request: " + ec.message()), false, 11);
     }
     if (ec == http::error::end_of_stream || ec) {
       beast::error_code ignored;

@@ -2,6 +2,10 @@
 // error code.
 #include "server/api.h"
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -61,6 +65,18 @@ class ApiTest : public ::testing::Test {
            R"(,"target":{"http":{"url":"http://127.0.0.1:9/x"}}})";
   }
   std::string Field(const Res& r) { return r.body["error"].value("field", ""); }
+  // Sends `bytes` as they are and returns all the server writes back.
+  std::string Raw(const std::string& bytes) {
+    namespace net = boost::asio;
+    net::io_context io;
+    net::ip::tcp::socket s(io);
+    s.connect({net::ip::address_v4::loopback(), http_->port()});
+    net::write(s, net::buffer(bytes));
+    std::string out;
+    boost::system::error_code ec;
+    net::read(s, net::dynamic_buffer(out), ec);  // until the server closes
+    return out;
+  }
 
   std::unique_ptr<DurableScheduler> d_;
   std::unique_ptr<Api> api_;
@@ -320,6 +336,22 @@ TEST_F(ApiTest, Api_5_3_BytesThatAreNotUtf8GetAnErrorNotACrash) {
   EXPECT_NE(r.body["error"].value("message", "").find("a" + replacement + "b"), std::string::npos)
       << r.raw;
   EXPECT_EQ(Call("POST", "/v1/jobs/%C3/pause").status, 404);
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+}
+
+// A request that is not HTTP gets a 400 naming what is wrong, then the
+// connection closes (it used to close with no answer at all).
+TEST_F(ApiTest, Api_5_3_MalformedRequestsAre400) {
+  Start();
+  for (const std::string& bytes :
+       {std::string("GARBAGE\r\n\r\n"), std::string("GET / HTTP/0.9\r\n\r\n"),
+        std::string("POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n"),
+        std::string(
+            "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")}) {
+    const std::string res = Raw(bytes);
+    EXPECT_EQ(res.substr(0, 25), "HTTP/1.1 400 Bad Request\r") << bytes;
+    EXPECT_NE(res.find(R"("field":"request")"), std::string::npos) << res;
+  }
   EXPECT_EQ(Call("GET", "/healthz").status, 200);
 }
 
