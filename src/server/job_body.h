@@ -68,6 +68,7 @@ std::string JobToJson(const DurableJob& job);
 // query key a client sent, a value an edited store holds) become U+FFFD:
 // nlohmann's plain dump() throws on them, out of the request's handler.
 std::string ResponseText(const nlohmann::json& j);
+
 // True when two jobs have the same spec (handler, payload, schedule and
 // options): a resubmission of the same id with the same spec is idempotent.
 bool SameSpec(const DurableJob& a, const DurableJob& b);
