@@ -143,6 +143,31 @@ void WritePortFile(const std::string& path, uint16_t port) {
   std::rename((path + ".tmp").c_str(), path.c_str());
 }
 
+// Sets the serve command's options from the keys of a TOML/INI file
+// (`workers = 4`, `listen = "127.0.0.1:8080"`), as if given on the command
+// line, which wins. CLI11 2.1 reads a config file only for the top-level app,
+// so `set_config` on the subcommand left every key unread, without a word.
+// A key that names no option is an error.
+void ApplyConfigFile(CLI::App& serve, const std::string& path) {
+  CLI::ConfigTOML format;  // from_file is not const
+  for (const CLI::ConfigItem& item : format.from_file(path)) {
+    if (item.name == "++" || item.name == "--") continue;  // a section opens or closes
+    CLI::Option* opt = item.parents.empty() && item.name != "config"
+                           ? serve.get_option_no_throw("--" + item.name)
+                           : nullptr;
+    if (opt == nullptr) {
+      throw CLI::ValidationError("--config", path + ": unknown key '" + item.fullname() + "'");
+    }
+    if (opt->count() > 0) continue;
+    if (opt->get_expected_min() == 0) {
+      opt->add_result(opt->get_flag_value(item.name, format.to_flag(item)));
+    } else {
+      opt->add_result(item.inputs);
+    }
+    opt->run_callback();
+  }
+}
+
 }  // namespace
 
 int ServeCommand(const ServeConfig& c) {
@@ -253,8 +278,10 @@ void AddServeCommand(CLI::App& app) {
   s->add_option("--log-level", cfg->log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
   s->add_option("--port-file", cfg->port_file, "write the bound port here once listening");
-  s->set_config("--config", "", "read these flags from a TOML/INI file (key = value)");
-  s->callback([cfg] {
+  auto config_file = std::make_shared<std::string>();
+  s->add_option("--config", *config_file, "read these flags from a TOML/INI file (key = value)");
+  s->callback([cfg, config_file, s] {
+    if (!config_file->empty()) ApplyConfigFile(*s, *config_file);
     int rc = ServeCommand(*cfg);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });
