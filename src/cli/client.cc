@@ -34,6 +34,16 @@ void AddConnFlags(CLI::App* c, Conn& conn) {
   throw CLI::RuntimeError(code);
 }
 
+// A request body. The flags' values become JSON strings, which must be
+// UTF-8; nlohmann's dump() throws on other bytes (it ended the process).
+std::string BodyText(const json& body) {
+  try {
+    return body.dump();
+  } catch (const json::type_error&) {
+    Fail("a value given is not UTF-8 text, which a JSON body needs", 2);
+  }
+}
+
 std::string Encode(std::string_view s) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;
@@ -183,7 +193,7 @@ void AddAdd(CLI::App& app) {
   c->add_option("--misfire", f->misfire, "skip, once or all");
   c->add_option("--parent", f->parent, "run only after this one-shot job succeeded");
   c->callback([f] {
-    json res = Call(f->conn, "POST", "/v1/jobs", AddBody(*f).dump());
+    json res = Call(f->conn, "POST", "/v1/jobs", BodyText(AddBody(*f)));
     std::cout << Str(res, "id") << "\t" << Str(res, "state")
               << "\tnext_run=" << Str(res, "next_run") << "\n";
   });
@@ -270,7 +280,7 @@ void AddSet(CLI::App& app) {
     if (!f->cron.empty()) body["cron"] = f->cron;
     if (!f->tz.empty()) body["tz"] = f->tz;
     if (body.empty()) Fail("give one of --delay, --period, --cron", 2);
-    json res = Call(f->conn, "PATCH", "/v1/jobs/" + Encode(f->id), body.dump());
+    json res = Call(f->conn, "PATCH", "/v1/jobs/" + Encode(f->id), BodyText(body));
     std::cout << Str(res, "id") << "\t" << Str(res, "state")
               << "\tnext_run=" << Str(res, "next_run") << "\n";
   });
