@@ -9,6 +9,7 @@
 #include "server/http_client.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <map>
 #include <memory>
 
+#include <arpa/inet.h>
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -52,8 +54,21 @@ struct Conn {
   Duration rcv_timeout{0};  // SO_RCVTIMEO / SO_SNDTIMEO as last set
 };
 
+// A name's addresses are used for new connections for this long, then
+// looked up again; a connection that fails drops them at once. (glibc keeps
+// no cache of its own, so without this bound a daemon would call a host
+// that moved at its old address until restarted.)
+constexpr auto kResolvedFor = std::chrono::seconds(30);
+
+struct Resolved {
+  AddrList addrs;
+  Clock::time_point at;
+};
+
+std::atomic<Resolver> resolver{&::getaddrinfo};
+
 struct ThreadPool {
-  std::map<std::string, AddrList> resolved;
+  std::map<std::string, Resolved> resolved;
   std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle;
   std::string buf;  // request bytes, reused
 };
@@ -147,7 +162,11 @@ void Serialize(const ClientRequest& r, std::string& out) {
     }
     fields.emplace_back(k, v);
   };
-  set("Host", r.host);
+  // RFC 9110 7.2: the port unless it is the default, an IPv6 address in
+  // brackets.
+  std::string host = r.host.find(':') == std::string::npos ? r.host : "[" + r.host + "]";
+  if (r.port != "80") host.append(":").append(r.port);
+  set("Host", host);
   set("User-Agent", "ax");
   for (const auto& [k, v] : r.headers) {
     if (SameName(k, "Content-Length") || SameName(k, "Transfer-Encoding")) continue;
@@ -259,16 +278,6 @@ Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
   ThreadPool& p = Pool();
   std::string key = r.host + ":" + r.port;
-  auto rit = p.resolved.find(key);
-  if (rit == p.resolved.end()) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    int rc = getaddrinfo(r.host.c_str(), r.port.c_str(), &hints, &res);
-    if (rc != 0) return Status::Unavailable("resolve " + key + ": " + gai_strerror(rc));
-    rit = p.resolved.emplace(key, AddrList(res)).first;
-  }
   Serialize(r, p.buf);
   bool head = r.method == "HEAD";
 
@@ -282,7 +291,20 @@ Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
       reused = true;
     } else {
       c = std::make_unique<Conn>();
-      AX_RETURN_IF_ERROR(Connect(*c, rit->second.get(), key, deadline));
+      auto rit = p.resolved.find(key);
+      if (rit == p.resolved.end() || Clock::now() - rit->second.at > kResolvedFor) {
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* res = nullptr;
+        int rc = resolver.load()(r.host.c_str(), r.port.c_str(), &hints, &res);
+        if (rc != 0) return Status::Unavailable("resolve " + key + ": " + gai_strerror(rc));
+        rit = p.resolved.insert_or_assign(key, Resolved{AddrList(res), Clock::now()}).first;
+      }
+      if (Status s = Connect(*c, rit->second.addrs.get(), key, deadline); !s.ok()) {
+        p.resolved.erase(rit);
+        return s;
+      }
     }
     http::response_parser<http::string_body> parser;
     std::string error;
@@ -310,6 +332,47 @@ Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
   return Status::Unavailable("http " + key + ": connection closed");
 }
 
+void SetResolverForTest(Resolver r) { resolver.store(r != nullptr ? r : &::getaddrinfo); }
+
+Status SplitAuthority(std::string_view authority, std::string& host, std::string& port) {
+  std::string_view h = authority;
+  std::string_view p;
+  if (!h.empty() && h.front() == '[') {
+    size_t close = h.find(']');
+    if (close == std::string_view::npos)
+      return Status::InvalidArgument("no ']' after the IPv6 address");
+    std::string_view rest = h.substr(close + 1);
+    h = h.substr(1, close - 1);
+    in6_addr a{};
+    if (inet_pton(AF_INET6, std::string(h).c_str(), &a) != 1) {
+      return Status::InvalidArgument("\"" + std::string(h) + "\" is not an IPv6 address");
+    }
+    if (!rest.empty() && rest.front() != ':') {
+      return Status::InvalidArgument("expected ':' and a port after the IPv6 address");
+    }
+    p = rest.empty() ? "80" : rest.substr(1);
+  } else {
+    size_t colon = h.rfind(':');
+    p = colon == std::string_view::npos ? "80" : h.substr(colon + 1);
+    h = h.substr(0, colon);
+    if (h.empty()) return Status::InvalidArgument("no host");
+    for (char c : h) {
+      if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '-' && c != '_' &&
+          c != '~') {
+        return Status::InvalidArgument("the host \"" + std::string(h) +
+                                       "\" has a character a host name cannot have");
+      }
+    }
+  }
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string_view::npos ||
+      std::stoi(std::string(p)) == 0 || std::stoi(std::string(p)) > 65535) {
+    return Status::InvalidArgument("bad port \"" + std::string(p) + "\"");
+  }
+  host = std::string(h);
+  port = std::string(p);
+  return Status();
+}
+
 Status ParseServerUrl(std::string_view url, std::string& host, std::string& port,
                       std::string& base_path) {
   if (url.rfind("http://", 0) != 0) {
@@ -318,19 +381,12 @@ Status ParseServerUrl(std::string_view url, std::string& host, std::string& port
   }
   std::string_view rest = url.substr(7);
   size_t slash = rest.find('/');
-  std::string_view hp = rest.substr(0, slash);
   base_path = slash == std::string_view::npos ? "" : std::string(rest.substr(slash));
   while (!base_path.empty() && base_path.back() == '/') base_path.pop_back();
-  size_t colon = hp.rfind(':');
-  if (colon == std::string_view::npos) {
-    host = std::string(hp);
-    port = "80";
-  } else {
-    host = std::string(hp.substr(0, colon));
-    port = std::string(hp.substr(colon + 1));
+  Status s = SplitAuthority(rest.substr(0, slash), host, port);
+  if (!s.ok()) {
+    return Status::InvalidArgument("server: " + s.message() + " in \"" + std::string(url) + "\"");
   }
-  if (host.empty())
-    return Status::InvalidArgument("server: no host in \"" + std::string(url) + "\"");
   return Status();
 }
 

@@ -10,6 +10,8 @@
 #include "ax/status.h"
 #include "ax/time.h"
 
+struct addrinfo;
+
 namespace ax::server {
 
 struct ClientRequest {
@@ -29,8 +31,21 @@ struct ClientResponse {
 
 // Sends `req` and reads the response within `timeout`. Unavailable on
 // connection errors, DeadlineExceeded on timeout. A pooled connection that
-// turns out closed is replaced once, transparently. Thread-safe.
+// turns out closed is replaced once, transparently. A host's addresses are
+// looked up again after 30 s, or after a connection to them failed.
+// Thread-safe.
 Result<ClientResponse> HttpDo(const ClientRequest& req, Duration timeout);
+
+// How HttpDo looks names up: getaddrinfo, or what a test puts in its place
+// (nullptr puts getaddrinfo back). The result is freed with freeaddrinfo.
+using Resolver = int (*)(const char* host, const char* port, const addrinfo* hints, addrinfo** res);
+void SetResolverForTest(Resolver r);
+
+// Splits a URL's authority ("host", "host:port", "[v6]" or "[v6]:port") into
+// the host, without brackets, and the port ("80" when absent). A host is an
+// IPv6 address in brackets or letters, digits, '.', '-', '_' and '~' (no
+// user info, no percent-encoding). InvalidArgument saying what is wrong.
+Status SplitAuthority(std::string_view authority, std::string& host, std::string& port);
 
 // Parses "http://host:port/base" into host, port and a path prefix.
 Status ParseServerUrl(std::string_view url, std::string& host, std::string& port,

@@ -10,6 +10,8 @@
 #include "ax/instant.h"
 #include "ax/schedule.h"
 
+#include "server/http_client.h"
+
 namespace ax::server {
 namespace {
 
@@ -327,26 +329,14 @@ Status SplitHttpUrl(std::string_view url, std::string_view field, HttpTargetSpec
   if (url.rfind("https://", 0) == 0) return Bad(f, "https is not supported yet; use http://");
   if (url.rfind("http://", 0) != 0) return Bad(f, "must start with http://");
   std::string_view rest = url.substr(7);
-  size_t slash = rest.find('/');
-  std::string_view hostport = rest.substr(0, slash);
-  out.path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-  if (hostport.empty()) return Bad(f, "no host");
+  rest = rest.substr(0, rest.find('#'));  // a fragment is not sent
+  size_t end = rest.find_first_of("/?");
+  std::string_view hostport = rest.substr(0, end);
+  out.path = end == std::string_view::npos ? "/" : std::string(rest.substr(end));
+  if (out.path.front() == '?') out.path.insert(0, "/");
   if (hostport.find('@') != std::string_view::npos)
     return Bad(f, "credentials in URLs are not supported");
-  size_t colon = hostport.rfind(':');
-  if (colon != std::string_view::npos && hostport.find(']') == std::string_view::npos) {
-    out.host = std::string(hostport.substr(0, colon));
-    out.port = std::string(hostport.substr(colon + 1));
-    if (out.port.empty() || out.port.size() > 5 ||
-        out.port.find_first_not_of("0123456789") != std::string::npos || std::stoi(out.port) == 0 ||
-        std::stoi(out.port) > 65535) {
-      return Bad(f, "bad port");
-    }
-  } else {
-    out.host = std::string(hostport);
-    out.port = "80";
-  }
-  if (out.host.empty()) return Bad(f, "no host");
+  if (Status s = SplitAuthority(hostport, out.host, out.port); !s.ok()) return Bad(f, s.message());
   for (char c : out.path) {
     if (c <= 32 || c == 127) return Bad(f, "the path must be URL-encoded");
   }

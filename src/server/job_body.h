@@ -51,7 +51,8 @@ struct HttpTargetSpec {
   Duration timeout = std::chrono::seconds(30);  // "timeout", else the job's
 };
 Result<HttpTargetSpec> ParseHttpTarget(std::string_view payload_json);
-// Splits "http://host[:port][/path]"; InvalidArgument naming `field`.
+// Splits "http://host[:port][/path][?query]" (the host as SplitAuthority
+// takes it; a fragment is dropped); InvalidArgument naming `field`.
 Status SplitHttpUrl(std::string_view url, std::string_view field, HttpTargetSpec& out);
 
 // The exec target's payload: {"argv": [...]}.

@@ -61,8 +61,15 @@ Status RunExecTarget(const RunContext& ctx, std::string_view payload) {
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  // A process group of its own, so that a timeout or a stop ends what the
+  // command started too (`sh -c 'a | b'`, a script's children).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return Status::Unavailable("exec " + spec->argv[0] + ": " + strerror(rc));
   auto deadline = std::chrono::steady_clock::now() + spec->timeout;
@@ -81,7 +88,7 @@ Status RunExecTarget(const RunContext& ctx, std::string_view payload) {
     }
     bool timed_out = std::chrono::steady_clock::now() >= deadline;
     if (timed_out || ctx.stop_requested()) {
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);
       waitpid(pid, &st, 0);
       if (timed_out) return Status::DeadlineExceeded("exec " + spec->argv[0] + ": timed out");
       return Status::Cancelled("exec " + spec->argv[0] + ": stopped");

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/http_client.h"
+
 namespace ax::server {
 namespace {
 
@@ -80,6 +82,52 @@ TEST(JobBody, Api_5_3_ErrorsNameTheField) {
     std::string want = std::string(c.field) + ":";
     EXPECT_EQ(j.status().message().rfind(want, 0), 0u) << c.body << " -> " << j.status().message();
   }
+}
+
+// A URL's host: a name, an IPv4 address or an IPv6 address in brackets; a
+// query without a path; a fragment, which is not sent.
+TEST(JobBody, Api_5_3_HttpUrls) {
+  struct Good {
+    const char* url;
+    const char* host;
+    const char* port;
+    const char* path;
+  } good[] = {
+      {"http://h", "h", "80", "/"},
+      {"http://127.0.0.1:9000/close", "127.0.0.1", "9000", "/close"},
+      {"http://[::1]:8080/x?y=1", "::1", "8080", "/x?y=1"},
+      {"http://[fe80::1]/", "fe80::1", "80", "/"},
+      {"http://my_host.example-1.com?x=1", "my_host.example-1.com", "80", "/?x=1"},
+      {"http://h/p#frag", "h", "80", "/p"},
+  };
+  for (const auto& g : good) {
+    HttpTargetSpec s;
+    Status st = SplitHttpUrl(g.url, "url", s);
+    ASSERT_TRUE(st.ok()) << g.url << ": " << st.ToString();
+    EXPECT_EQ(s.host, g.host) << g.url;
+    EXPECT_EQ(s.port, g.port) << g.url;
+    EXPECT_EQ(s.path, g.path) << g.url;
+  }
+  for (const char* bad : {"http://exa mple.com/", "http://[::1/", "http://[zz]/", "http://[::1]x/",
+                          "http://h:/", "http://h:0/", "http://:80/", "http:///x", "http://a,b/",
+                          "http://u@h/", "http://h%41/", "ftp://h/"}) {
+    HttpTargetSpec s;
+    Status st = SplitHttpUrl(bad, "target.http.url", s);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(st.message().rfind("target.http.url: ", 0), 0u) << bad << " -> " << st.message();
+  }
+}
+
+TEST(JobBody, Cli_5_4_ServerUrls) {
+  std::string host, port, base;
+  ASSERT_TRUE(ParseServerUrl("http://[::1]:7070/ax/", host, port, base).ok());
+  EXPECT_EQ(host, "::1");
+  EXPECT_EQ(port, "7070");
+  EXPECT_EQ(base, "/ax");
+  ASSERT_TRUE(ParseServerUrl("http://localhost", host, port, base).ok());
+  EXPECT_EQ(port, "80");
+  Status st = ParseServerUrl("http://local host:7070", host, port, base);
+  EXPECT_EQ(st.message().rfind("server: ", 0), 0u) << st.message();
 }
 
 TEST(JobBody, Api_5_3_BatchAndPatch) {
