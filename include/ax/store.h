@@ -59,7 +59,8 @@ struct DurableJob {
   Duration period{0};    // kEvery
   std::string cron;      // kCron
   std::string tz;        // kCron, IANA zone ("UTC" when empty)
-  std::string schedule;  // the schedule as the client wrote it (display only)
+  std::string schedule;  // the schedule as the client submitted it (display only;
+                         // SetPeriod and SetCron change period, cron and tz)
   RetryPolicy retry;
   Duration timeout{0};  // 0 = none
   Overlap overlap = Overlap::kSkip;

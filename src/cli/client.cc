@@ -214,18 +214,18 @@ void AddLs(CLI::App& app) {
   c->add_flag("--json", f->json_out, "print the JSON of each job, one per line");
   c->callback([f] {
     std::string cursor;
-    if (!f->json_out)
-      printf("%-32s %-10s %-24s %-6s %s\n", "ID", "STATE", "NEXT_RUN", "RUNS", "SCHEDULE");
-    for (;;) {
+    for (bool first = true;; first = false) {
       std::string q = "/v1/jobs?limit=" + std::to_string(f->limit);
       if (!f->state.empty()) q += "&state=" + Encode(f->state);
       if (!cursor.empty()) q += "&cursor=" + Encode(cursor);
-      json res = Call(f->conn, "GET", q);
+      json res = Call(f->conn, "GET", q);  // exits on an error, before the header
+      if (first && !f->json_out)
+        printf("%-32s %-10s %-30s %-6s %s\n", "ID", "STATE", "NEXT_RUN", "RUNS", "SCHEDULE");
       for (const auto& j : res["jobs"]) {
         if (f->json_out) {
           std::cout << j.dump() << "\n";
         } else {
-          printf("%-32s %-10s %-24s %-6s %s\n", Str(j, "id").c_str(), Str(j, "state").c_str(),
+          printf("%-32s %-10s %-30s %-6s %s\n", Str(j, "id").c_str(), Str(j, "state").c_str(),
                  Str(j, "next_run").c_str(), Str(j, "runs").c_str(), Str(j, "schedule").c_str());
         }
       }

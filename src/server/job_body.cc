@@ -439,13 +439,38 @@ Result<ExecTargetSpec> ParseExecTarget(std::string_view payload) {
   return s;
 }
 
+namespace {
+
+// The schedule as the client wrote it, unless a PATCH changed the period or
+// the calendar since: then as the job runs now.
+json ScheduleJson(const DurableJob& j) {
+  json written = json::parse(j.schedule, nullptr, false);
+  auto text = [&written](const char* key, const char* absent) -> std::optional<std::string> {
+    if (!written.is_object() || !written.contains(key)) return absent;
+    if (!written[key].is_string()) return std::nullopt;
+    return written[key].get<std::string>();
+  };
+  if (j.kind == JobKind::kEvery) {
+    auto every = text("every", "");
+    auto d = every ? ParseDuration(*every) : Result<Duration>(Status::InvalidArgument(""));
+    if (d.ok() && *d == j.period) return written;
+    return json{{"every", FormatDuration(j.period)}};
+  }
+  if (j.kind == JobKind::kCron) {
+    if (text("cron", "") == j.cron && text("tz", "UTC") == j.tz) return written;
+    return json{{"cron", j.cron}, {"tz", j.tz}};
+  }
+  if (written.is_discarded()) return j.schedule;
+  return written;
+}
+
+}  // namespace
+
 std::string JobToJson(const DurableJob& j) {
   json out;
   out["id"] = j.id;
   out["state"] = std::string(JobStateText(j.state));
-  json sched = json::parse(j.schedule, nullptr, false);
-  if (sched.is_discarded()) sched = j.schedule;
-  out["schedule"] = sched;
+  out["schedule"] = ScheduleJson(j);
   json payload = json::parse(j.payload, nullptr, false);
   if ((j.handler == "http" || j.handler == "exec") && !payload.is_discarded()) {
     out["target"] = json{{j.handler, payload}};

@@ -676,7 +676,6 @@ Status DurableScheduler::Impl::SetCron(std::string_view id_view, std::string_vie
       (void)engine_->Cancel(it->second.engine_id);
       loaded_.erase(it);
       rec.state = JobState::kWaiting;
-      rec.schedule = "cron " + e + " " + z;
       AX_RETURN_IF_ERROR(LoadLocked(rec, Now(), false));
       auto it2 = loaded_.find(id);
       if (it2 != loaded_.end()) {
@@ -694,7 +693,6 @@ Status DurableScheduler::Impl::SetCron(std::string_view id_view, std::string_vie
         if (IsTerminal(j.state)) return Status::InvalidState("job " + id + " has finished");
         j.cron = e;
         j.tz = z;
-        j.schedule = "cron " + e + " " + z;
         j.next_run = cron->Next(Now());
         return Status();
       },

@@ -193,10 +193,15 @@ TEST_F(ApiTest, Api_2_3_CancelPauseResumeAndPatch) {
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body["state"], "waiting");
   EXPECT_EQ(Call("POST", "/v1/jobs/p/resume").status, 409);
+  const json next_run = Call("GET", "/v1/jobs/p").body["next_run"];
   r = Call("PATCH", "/v1/jobs/p", R"({"period":"30m"})");
   EXPECT_EQ(r.status, 200) << r.raw;
+  // The job shows the schedule it runs on now (it showed the submitted one).
+  EXPECT_EQ(r.body["schedule"], json::parse(R"({"every":"30m"})")) << r.raw;
+  EXPECT_EQ(r.body["next_run"], next_run);  // 2.3: the next run stays
   r = Call("PATCH", "/v1/jobs/p", R"({"delay":"10s"})");
   EXPECT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(Call("GET", "/v1/jobs/p").body["schedule"], json::parse(R"({"every":"30m"})"));
   r = Call("PATCH", "/v1/jobs/p", R"({"delay":"10s","period":"1s"})");
   EXPECT_EQ(r.status, 400);
   r = Call("PATCH", "/v1/jobs/p", R"({"delay":"later"})");
@@ -207,6 +212,8 @@ TEST_F(ApiTest, Api_2_3_CancelPauseResumeAndPatch) {
   ASSERT_EQ(Call("POST", "/v1/jobs", JobBody("c", R"({"cron":"0 * * * *"})")).status, 201);
   r = Call("PATCH", "/v1/jobs/c", R"({"cron":"30 * * * *","tz":"Europe/Paris"})");
   EXPECT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(Call("GET", "/v1/jobs/c").body["schedule"],
+            json::parse(R"({"cron":"30 * * * *","tz":"Europe/Paris"})"));
   r = Call("DELETE", "/v1/jobs/p");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body["state"], "cancelled");
