@@ -8,10 +8,13 @@
 #include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <pthread.h>
+
+#include "server/log.h"
 
 namespace ax::server {
 namespace {
@@ -60,6 +63,24 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->body_limit(body_limit_);
     stream_.expires_after(std::chrono::seconds(120));  // idle keep-alive limit
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+  }
+
+  // A client that asks to be told before it sends its body (curl does over
+  // 1 MB) gets 100 Continue; otherwise it would wait a second for it.
+  void OnHeader(beast::error_code ec, size_t n) {
+    if (ec) return OnRead(ec, n);
+    if (!beast::iequals(parser_->get()[http::field::expect], "100-continue")) return ReadBody();
+    auto res = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
+                                                                  parser_->get().version());
+    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code e, size_t) {
+      if (e) return self->OnRead(e, 0);
+      self->ReadBody();
+    });
+  }
+
+  void ReadBody() {
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
@@ -135,22 +156,43 @@ class Session : public std::enable_shared_from_this<Session> {
 
 struct HttpServer::Impl {
   Impl(Api& a, HttpServerOptions o)
-      : api(a), options(std::move(o)), ioc(std::max(1, options.threads)), acceptor(ioc) {}
+      : api(a),
+        options(std::move(o)),
+        ioc(std::max(1, options.threads)),
+        acceptor(net::make_strand(ioc)),
+        retry(acceptor.get_executor()) {}
   Api& api;
   HttpServerOptions options;
   net::io_context ioc;
-  tcp::acceptor acceptor;
+  tcp::acceptor acceptor;  // on a strand: its handlers, the retry timer and
+                           // StopAccepting never run at once
+  net::steady_timer retry;
   std::vector<std::thread> threads;
   uint16_t port = 0;
 
+  bool accept_failing = false;  // logged once a spell
+
   void Accept() {
     acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
       if (ec) {
-        if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      } else {
-        s.set_option(tcp::no_delay(true));
-        std::make_shared<Session>(std::move(s), api, options.body_limit)->Run();
+        // Out of descriptors (EMFILE), say: the connection stays queued and
+        // an accept at once would fail at once, a core spinning for nothing.
+        if (!accept_failing) {
+          spdlog::warn("event=accept_failed error={} note={}", Q(ec.message()),
+                       Q("accepting again every 100 ms until it works"));
+        }
+        accept_failing = true;
+        retry.expires_after(std::chrono::milliseconds(100));
+        retry.async_wait([this](beast::error_code e) {
+          if (!e) Accept();
+        });
+        return;
       }
+      if (accept_failing) spdlog::info("event=accept_recovered");
+      accept_failing = false;
+      s.set_option(tcp::no_delay(true), ec);  // not a reason to drop it
+      std::make_shared<Session>(std::move(s), api, options.body_limit)->Run();
       Accept();
     });
   }
@@ -194,9 +236,10 @@ Status HttpServer::Start() {
 uint16_t HttpServer::port() const { return impl_->port; }
 
 void HttpServer::StopAccepting() {
-  net::post(impl_->ioc, [this] {
+  net::post(impl_->acceptor.get_executor(), [this] {
     beast::error_code ec;
     impl_->acceptor.close(ec);
+    impl_->retry.cancel();
   });
 }
 

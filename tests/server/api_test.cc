@@ -4,6 +4,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -359,6 +360,39 @@ TEST_F(ApiTest, Api_5_3_MalformedRequestsAre400) {
     EXPECT_NE(res.find(R"("field":"request")"), std::string::npos) << res;
   }
   EXPECT_EQ(Call("GET", "/healthz").status, 200);
+}
+
+// A client that sends "Expect: 100-continue" waits for 100 Continue before
+// its body (curl does over 1 MB, and waited a second each time); one whose
+// body is over the limit gets 413 without sending it.
+TEST_F(ApiTest, Api_5_3_ExpectContinueIsAnswered) {
+  Start();
+  namespace net = boost::asio;
+  const std::string body = JobBody("continued");
+  auto head = [](size_t length) {
+    return "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: "
+           "close\r\nContent-Length: " +
+           std::to_string(length) + "\r\n\r\n";
+  };
+  net::io_context io;
+  net::ip::tcp::socket s(io);
+  s.connect({net::ip::address_v4::loopback(), http_->port()});
+  net::write(s, net::buffer(head(body.size())));
+  std::string got;
+  net::read_until(s, net::dynamic_buffer(got), "\r\n\r\n");  // before any body byte
+  EXPECT_EQ(got, "HTTP/1.1 100 Continue\r\n\r\n");
+  net::write(s, net::buffer(body));
+  got.clear();
+  boost::system::error_code ec;
+  net::read(s, net::dynamic_buffer(got), ec);
+  EXPECT_EQ(got.rfind("HTTP/1.1 201 Created\r\n", 0), 0u) << got;
+
+  net::ip::tcp::socket big(io);
+  big.connect({net::ip::address_v4::loopback(), http_->port()});
+  net::write(big, net::buffer(head(size_t{1} << 20)));  // the test's limit is 64 KiB
+  got.clear();
+  net::read(big, net::dynamic_buffer(got), ec);
+  EXPECT_EQ(got.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0), 0u) << got;
 }
 
 }  // namespace
