@@ -17,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <arpa/inet.h>
 #include <boost/asio/buffer.hpp>
@@ -189,11 +190,9 @@ void Serialize(const ClientRequest& r, std::string& out) {
 
 enum class Outcome { kOk, kStale, kTimeout, kError };
 
-// One exchange on a connected `c`. kStale: the peer had closed the
-// connection before answering a byte (a pooled connection gone idle).
-Outcome Exchange(Conn& c, const std::string& out, bool head, Clock::time_point deadline,
-                 http::response_parser<http::string_body>& parser, std::string& error,
-                 bool* reusable) {
+// Sends all of `out` on a connected `c`. kStale: the peer had closed the
+// connection (a pooled connection gone idle).
+Outcome SendAll(Conn& c, const std::string& out, Clock::time_point deadline, std::string& error) {
   if (!SetTimeouts(c, Remaining(deadline))) {
     error = strerror(errno);
     return Outcome::kError;
@@ -213,8 +212,20 @@ Outcome Exchange(Conn& c, const std::string& out, bool head, Clock::time_point d
       if (!SetTimeouts(c, Remaining(deadline))) return Outcome::kError;
     }
   }
-  parser.eager(true);
-  if (head) parser.skip(true);
+  return Outcome::kOk;
+}
+
+// Reads the response to what was sent on `c` into `parser`. kStale: the peer
+// had closed the connection before answering a byte.
+Outcome ReadResponse(Conn& c, bool head, Clock::time_point deadline,
+                     std::optional<http::response_parser<http::string_body>>& parser,
+                     std::string& error, bool* reusable) {
+  auto fresh_parser = [&] {
+    parser.emplace();
+    parser->eager(true);
+    if (head) parser->skip(true);
+  };
+  fresh_parser();
   char buf[16384];
   size_t have = 0;  // unparsed bytes at the front of buf
   bool got_bytes = false;
@@ -232,7 +243,7 @@ Outcome Exchange(Conn& c, const std::string& out, bool head, Clock::time_point d
         error = "connection closed";
         return Outcome::kStale;
       }
-      parser.put_eof(ec);
+      parser->put_eof(ec);
       if (ec) {
         error = ec.message();
         return Outcome::kError;
@@ -243,22 +254,29 @@ Outcome Exchange(Conn& c, const std::string& out, bool head, Clock::time_point d
     got_bytes = true;
     have += static_cast<size_t>(n);
     size_t used = 0;
-    while (used < have && !parser.is_done()) {
-      size_t k = parser.put(boost::asio::buffer(buf + used, have - used), ec);
-      if (ec == http::error::need_more) {
-        ec = {};
-        break;
+    for (;;) {
+      while (used < have && !parser->is_done()) {
+        size_t k = parser->put(boost::asio::buffer(buf + used, have - used), ec);
+        if (ec == http::error::need_more) {
+          ec = {};
+          break;
+        }
+        if (ec) {
+          error = ec.message();
+          return Outcome::kError;
+        }
+        if (k == 0) break;
+        used += k;
       }
-      if (ec) {
-        error = ec.message();
-        return Outcome::kError;
-      }
-      if (k == 0) break;
-      used += k;
+      // An interim response (100 Continue, 103 Early Hints) comes before the
+      // final one, asked for or not (RFC 9110 15.2). 101 ends HTTP here.
+      const unsigned status = parser->is_done() ? parser->get().result_int() : 0;
+      if (status < 100 || status > 199 || status == 101) break;
+      fresh_parser();
     }
-    if (parser.is_done()) {
+    if (parser->is_done()) {
       // Bytes after the response: not a connection to reuse.
-      *reusable = used == have && parser.get().keep_alive();
+      *reusable = used == have && parser->get().keep_alive();
       return Outcome::kOk;
     }
     std::memmove(buf, buf + used, have - used);
@@ -306,10 +324,13 @@ Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
         return s;
       }
     }
-    http::response_parser<http::string_body> parser;
+    std::optional<http::response_parser<http::string_body>> parser;
     std::string error;
     bool reusable = false;
-    switch (Exchange(*c, p.buf, head, deadline, parser, error, &reusable)) {
+    Outcome outcome = SendAll(*c, p.buf, deadline, error);
+    if (outcome == Outcome::kOk)
+      outcome = ReadResponse(*c, head, deadline, parser, error, &reusable);
+    switch (outcome) {
       case Outcome::kOk:
         break;
       case Outcome::kStale:
@@ -320,7 +341,7 @@ Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
       case Outcome::kError:
         return Status::Unavailable("http " + key + ": " += error);
     }
-    auto& res = parser.get();
+    auto& res = parser->get();
     ClientResponse out;
     out.status = static_cast<int>(res.result_int());
     const auto content_type = res[http::field::content_type];

@@ -255,6 +255,21 @@ TEST(TargetsTest, Targets_5_2_HttpResponseOverTheBodyLimitIsAnError) {
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
 }
 
+// Interim responses come before the final one, in one segment with it or
+// not; only the final one counts (it used to fail the run as "http 100").
+TEST(TargetsTest, Targets_5_2_HttpSkipsInterimResponses) {
+  ScriptedPeer peer;
+  ASSERT_TRUE(peer.Listen(false, [](int fd, const std::string&) {
+    Send(fd, "HTTP/1.1 100 Continue\r\n\r\n");
+    return Send(fd, "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n" + std::string(kOk));
+  }));
+  for (int i = 0; i < 2; ++i) {
+    Status s = RunHttp(HttpPayload(Url(peer)));
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_EQ(peer.connections(), 1);  // and the connection stays usable
+}
+
 // The receiver keeps no connection alive though it said nothing of it: the
 // next run finds its pooled connection closed and opens another.
 TEST(TargetsTest, Targets_5_2_HttpPooledConnectionClosedByTheReceiverIsReplaced) {
