@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/http_client.h"
+#include "server/url.h"
 
 namespace ax::cli {
 namespace {

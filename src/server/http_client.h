@@ -41,14 +41,4 @@ Result<ClientResponse> HttpDo(const ClientRequest& req, Duration timeout);
 using Resolver = int (*)(const char* host, const char* port, const addrinfo* hints, addrinfo** res);
 void SetResolverForTest(Resolver r);
 
-// Splits a URL's authority ("host", "host:port", "[v6]" or "[v6]:port") into
-// the host, without brackets, and the port ("80" when absent). A host is an
-// IPv6 address in brackets or letters, digits, '.', '-', '_' and '~' (no
-// user info, no percent-encoding). InvalidArgument saying what is wrong.
-Status SplitAuthority(std::string_view authority, std::string& host, std::string& port);
-
-// Parses "http://host:port/base" into host, port and a path prefix.
-Status ParseServerUrl(std::string_view url, std::string& host, std::string& port,
-                      std::string& base_path);
-
 }  // namespace ax::server

@@ -10,7 +10,7 @@
 #include "ax/instant.h"
 #include "ax/schedule.h"
 
-#include "server/http_client.h"
+#include "server/url.h"
 
 namespace ax::server {
 namespace {

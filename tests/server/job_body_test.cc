@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "server/http_client.h"
+#include "server/url.h"
 
 namespace ax::server {
 namespace {
