@@ -14,7 +14,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server"))
+from crash_test import wait_port  # noqa: E402
 
 failures = []
 
@@ -22,20 +24,6 @@ failures = []
 def check(cond, what):
     if not cond:
         failures.append(what)
-
-
-def wait_port(path, proc, timeout=30):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        if os.path.exists(path):
-            with open(path) as f:
-                s = f.read().strip()
-            if s:
-                return int(s)
-        if proc.poll() is not None:
-            raise RuntimeError("ax serve exited with %s" % proc.returncode)
-        time.sleep(0.02)
-    raise RuntimeError("no port file " + path)
 
 
 def main():
