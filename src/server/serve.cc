@@ -3,6 +3,7 @@
 #include "server/serve.h"
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -22,9 +23,18 @@ namespace ax::server {
 namespace {
 
 Result<std::string> ReadToken(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument("token-file: " + path + " is a directory");
+  }
   std::ifstream in(path);
   if (!in) return Status::InvalidArgument("token-file: cannot read " + path);
-  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string token;
+  try {  // libstdc++ throws on a read error, asked to or not
+    token.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure& e) {
+    return Status::InvalidArgument("token-file: cannot read " + path + ": " + e.what());
+  }
   while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
   while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) {
     token.erase(token.begin());
@@ -279,7 +289,8 @@ void AddServeCommand(CLI::App& app) {
       ->capture_default_str();
   s->add_option("--port-file", cfg->port_file, "write the bound port here once listening");
   auto config_file = std::make_shared<std::string>();
-  s->add_option("--config", *config_file, "read these flags from a TOML/INI file (key = value)");
+  s->add_option("--config", *config_file, "read these flags from a TOML/INI file (key = value)")
+      ->check(CLI::ExistingFile);
   s->callback([cfg, config_file, s] {
     if (!config_file->empty()) ApplyConfigFile(*s, *config_file);
     int rc = ServeCommand(*cfg);

@@ -109,6 +109,15 @@ def main():
 
             rc, out, err = run("ls", auth=False)
             check(rc == 1 and "HTTP 401" in err and out == "", "ls without the token: %r %r" % (out, err))
+            # A token file that is a directory or empty: refused before any
+            # request (a directory was read as an empty token).
+            empty = os.path.join(d, "empty-token")
+            open(empty, "w").close()
+            for bad, says in ((d, "cannot read token file"), (empty, "is empty")):
+                r = subprocess.run([ax, "ls", "--server", server, "--token-file", bad],
+                                   capture_output=True, text=True, timeout=30)
+                check(r.returncode == 2 and says in r.stderr,
+                      "token file %s: %d %r" % (bad, r.returncode, r.stderr))
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)
