@@ -2,7 +2,9 @@
 // for SIGTERM/SIGINT and drain.
 #include "server/serve.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -70,6 +72,16 @@ Result<Plan> Check(const ServeConfig& c) {
   }
   p.sqlite_path = c.store.substr(7);
   AX_RETURN_IF_ERROR(SplitHostPort(c.listen, "listen", p.host, p.port));
+  if (c.body_limit < 1 || c.body_limit > (size_t{1} << 30)) {
+    return Status::InvalidArgument("body-limit: 1 to 1073741824 bytes");
+  }
+  if (spdlog::level::from_str(c.log_level) == spdlog::level::off && c.log_level != "off") {
+    // spdlog takes a name it does not know for "off": every line would go.
+    return Status::InvalidArgument(
+        "log-level: trace, debug, info, warn, error, critical or off, "
+        "got \"" +
+        c.log_level + "\"");
+  }
   if (c.workers < 1 || c.workers > 4096) return Status::InvalidArgument("workers: 1 to 4096");
   if (c.io_threads < 1 || c.io_threads > 256)
     return Status::InvalidArgument("io-threads: 1 to 256");
@@ -146,11 +158,18 @@ Result<std::unique_ptr<DurableScheduler>> OpenDurable(const ServeConfig& c, cons
 
 // Writes the port to `path` whole (a temporary file, then a rename), so that
 // a reader never sees it half written.
-void WritePortFile(const std::string& path, uint16_t port) {
-  std::ofstream pf(path + ".tmp");
+// Written whole, then renamed into place, so a reader never sees half of it.
+Status WritePortFile(const std::string& path, uint16_t port) {
+  const std::string tmp = path + ".tmp";
+  std::ofstream pf(tmp);
   pf << port << "\n";
   pf.close();
-  std::rename((path + ".tmp").c_str(), path.c_str());
+  if (!pf || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = strerror(errno);
+    std::remove(tmp.c_str());
+    return Status::InvalidArgument("port-file: cannot write " + path + ": " + why);
+  }
+  return Status();
 }
 
 // Sets the serve command's options from the keys of a TOML/INI file
@@ -239,7 +258,14 @@ int ServeCommand(const ServeConfig& c) {
                  plan->token.empty() ? "off" : "on",
                  Q("listening beyond loopback as told by --listen"));
   }
-  if (!c.port_file.empty()) WritePortFile(c.port_file, http.port());
+  if (Status s = c.port_file.empty() ? Status() : WritePortFile(c.port_file, http.port());
+      !s.ok()) {
+    spdlog::error("event=port_file_failed error={}", Q(s.message()));
+    fprintf(stderr, "ax serve: %s\n", s.message().c_str());
+    http.Stop();
+    (void)d.Shutdown(Duration(0));
+    return 1;
+  }
   int sig = 0;
   sigwait(&sigs, &sig);
   spdlog::info("event=draining signal={}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -285,7 +311,7 @@ void AddServeCommand(CLI::App& app) {
   s->add_option("--worker-slice", cfg->worker_slice,
                 "CPU time slice each worker asks of the kernel (0s: the kernel's own)")
       ->capture_default_str();
-  s->add_option("--log-level", cfg->log_level, "trace, debug, info, warn, error or off")
+  s->add_option("--log-level", cfg->log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   s->add_option("--port-file", cfg->port_file, "write the bound port here once listening");
   auto config_file = std::make_shared<std::string>();
