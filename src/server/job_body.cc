@@ -3,6 +3,7 @@
 
 #include <initializer_list>
 #include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -311,9 +312,25 @@ Status ParseJobObject(const json& v, const std::string& pre, DurableJob& j) {
   return Status();
 }
 
+// Parses JSON and refuses a key that appears twice in one object, which
+// nlohmann would settle silently (the last one wins).
 Result<json> ParseJson(std::string_view text) {
-  json v = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  std::vector<std::set<std::string>> open;  // the keys of each object being read
+  std::string twice;
+  auto keys = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) open.emplace_back();
+    if (event == json::parse_event_t::object_end && !open.empty()) open.pop_back();
+    if (event == json::parse_event_t::key && !open.empty() && twice.empty() &&
+        !open.back().insert(parsed.get<std::string>()).second) {
+      twice = parsed.get<std::string>();
+    }
+    return true;
+  };
+  json v = json::parse(text.begin(), text.end(), keys, /*allow_exceptions=*/false);
   if (v.is_discarded()) return Status::InvalidArgument("body: malformed JSON");
+  if (!twice.empty()) {
+    return Status::InvalidArgument("body: the key \"" + twice + "\" appears twice in one object");
+  }
   return v;
 }
 

@@ -57,6 +57,10 @@ TEST(JobBody, Api_5_3_ErrorsNameTheField) {
     const char* field;
   } cases[] = {
       {"[1,2]", "body"},
+      {R"({"id":"a","id":"b","schedule":{"in":"1s"},"target":{"http":{"url":"http://h/"}}})",
+       "body"},
+      {R"({"schedule":{"in":"1s"},"target":{"http":{"url":"http://h/","headers":{"A":"1","A":"2"}}}})",
+       "body"},
       {"", "body"},
       {R"({"schedule":{"in":"1s"}})", "target"},
       {R"({"target":{"http":{"url":"http://h/"}}})", "schedule"},
@@ -128,6 +132,19 @@ TEST(JobBody, Cli_5_4_ServerUrls) {
   EXPECT_EQ(port, "80");
   Status st = ParseServerUrl("http://local host:7070", host, port, base);
   EXPECT_EQ(st.message().rfind("server: ", 0), 0u) << st.message();
+}
+
+// nlohmann keeps the last of two equal keys; a body that has them is refused.
+TEST(JobBody, Api_5_3_AKeyTwiceInOneObjectIsRefused) {
+  auto j = ParseJobBody(
+      R"({"id":"a","schedule":{"in":"1s"},"id":"b","target":{"http":{"url":"http://h/"}}})");
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.status().message(), R"(body: the key "id" appears twice in one object)");
+  // The same key in two objects is fine.
+  EXPECT_TRUE(
+      ParseJobBody(R"({"id":"a","schedule":{"in":"1s"},"target":{"http":{"url":"http://h/",)"
+                   R"("headers":{"id":"x"}}}})")
+          .ok());
 }
 
 TEST(JobBody, Api_5_3_BatchAndPatch) {
