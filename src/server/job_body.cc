@@ -468,9 +468,10 @@ json ScheduleJson(const DurableJob& j) {
     return written[key].get<std::string>();
   };
   if (j.kind == JobKind::kEvery) {
-    auto every = text("every", "");
-    auto d = every ? ParseDuration(*every) : Result<Duration>(Status::InvalidArgument(""));
-    if (d.ok() && *d == j.period) return written;
+    if (auto every = text("every", "")) {
+      auto d = ParseDuration(*every);
+      if (d.ok() && *d == j.period) return written;
+    }
     return json{{"every", FormatDuration(j.period)}};
   }
   if (j.kind == JobKind::kCron) {
