@@ -110,12 +110,14 @@ struct AddFlags {
   Conn conn;
   std::string id, in, at, every, cron, tz, url, method, data, timeout, overlap, misfire, parent;
   std::vector<std::string> headers, exec;
+  std::vector<std::string> command;  // after `--`: an exec target whose args may start with '-'
   int retry = 0;
   std::string backoff, retry_base, retry_cap;
   bool jitter = false;
 };
 
-// The target of `ax add`: --url (with its method, body and headers) or --exec.
+// The target of `ax add`: --url (with its method, body and headers), --exec, or
+// a command after `--`.
 json AddTarget(const AddFlags& f) {
   if (!f.url.empty()) {
     json http{{"url", f.url}};
@@ -133,7 +135,8 @@ json AddTarget(const AddFlags& f) {
     return json{{"http", http}};
   }
   if (!f.exec.empty()) return json{{"exec", {{"argv", f.exec}}}};
-  Fail("give a target: --url URL or --exec PROGRAM [ARGS...]", 2);
+  if (!f.command.empty()) return json{{"exec", {{"argv", f.command}}}};
+  Fail("give a target: --url URL, --exec PROGRAM [ARGS...] or -- PROGRAM [ARGS...]", 2);
 }
 
 // The body of POST /v1/jobs for `ax add`'s flags.
@@ -171,7 +174,8 @@ void AddAdd(CLI::App& app) {
       "  ax add --id order-1001 --in 30m --url http://127.0.0.1:9000/close --data "
       "'{\"order\":1001}'\n"
       "  ax add --every 10s --url http://127.0.0.1:9000/tick\n"
-      "  ax add --cron '0 2 * * *' --tz Asia/Shanghai --url http://127.0.0.1:9000/report");
+      "  ax add --cron '0 2 * * *' --tz Asia/Shanghai --url http://127.0.0.1:9000/report\n"
+      "  ax add --every 1h -- /bin/sh -c 'backup.sh --full'   (ax serve --allow-exec)");
   AddConnFlags(c, f->conn);
   c->add_option("--id", f->id, "job id (also the idempotency key); generated when absent");
   auto* in = c->add_option("--in", f->in, "run once after this duration (30m, PT30M)");
@@ -188,7 +192,11 @@ void AddAdd(CLI::App& app) {
   c->add_option("--data", f->data, "http target: request body")->needs(url);
   auto* exec = c->add_option("--exec", f->exec, "exec target: program and arguments (no shell)")
                    ->expected(1, -1);
-  url->excludes(exec);
+  auto* command = c->add_option("COMMAND", f->command,
+                                "exec target, after --: program and arguments, which may "
+                                "start with '-' (no shell)");
+  url->excludes(exec)->excludes(command);
+  exec->excludes(command);
   c->add_option("--retry", f->retry, "maximum attempts in all (1 = no retry)");
   c->add_option("--backoff", f->backoff, "fixed, linear or exponential");
   c->add_option("--retry-base", f->retry_base, "backoff base (e.g. 1s)");

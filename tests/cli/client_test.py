@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The CLI client verbs (SPEC 5.4) against a real `ax serve`.
 
-Starts the daemon on a free loopback port with a token, then runs `ax add`,
-`ls`, `get`, `pause`, `resume`, `set` and `rm` as a user would and checks what
-each prints and its exit status, the errors included: 404, 409, 401, a bad
-filter, an unreachable server.
+Starts the daemon on a free loopback port with a token (exec targets
+allowed), then runs `ax add`, `ls`, `get`, `pause`, `resume`, `set` and `rm`
+as a user would and checks what each prints and its exit status, the errors
+included: 404, 409, 401, a bad filter, an unreachable server.
 
 usage: client_test.py AX_BIN
 """
@@ -36,7 +36,7 @@ def main():
         log = open(os.path.join(d, "serve.log"), "w")
         proc = subprocess.Popen([ax, "serve", "--listen", "127.0.0.1:0", "--port-file", port_file,
                                  "--store", "sqlite:" + os.path.join(d, "ax.db"),
-                                 "--token-file", token], stdout=log, stderr=log)
+                                 "--token-file", token, "--allow-exec"], stdout=log, stderr=log)
         try:
             server = "http://127.0.0.1:%d" % wait_port(port_file, proc)
 
@@ -106,6 +106,12 @@ def main():
             check(rc == 0 and out == "once\tcancelled\n", "rm: %r %r" % (out, err))
             rc, out, err = run("rm", "once")
             check(rc == 1 and "HTTP 409" in err, "rm of a cancelled job: %d %r" % (rc, err))
+
+            # A command after `--`: its arguments may start with '-' (as an
+            # --exec argument, '-c' was taken for an option of ax add).
+            rc, out, err = run("add", "--id", "cmd", "--in", "1h", "--", "/bin/sh", "-c", "echo -n")
+            argv = json.loads(run("get", "cmd")[1])["target"]["exec"]["argv"] if rc == 0 else None
+            check(argv == ["/bin/sh", "-c", "echo -n"], "add -- COMMAND: %r %r" % (argv, err))
 
             rc, out, err = run("ls", auth=False)
             check(rc == 1 and "HTTP 401" in err and out == "", "ls without the token: %r %r" % (out, err))
