@@ -312,9 +312,16 @@ Status ParseJobObject(const json& v, const std::string& pre, DurableJob& j) {
   return Status();
 }
 
-// Parses JSON and refuses a key that appears twice in one object, which
-// nlohmann would settle silently (the last one wins).
+// A stored payload: the dump of a json object, which holds each key once.
 Result<json> ParseJson(std::string_view text) {
+  json v = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (v.is_discarded()) return Status::InvalidArgument("body: malformed JSON");
+  return v;
+}
+
+// A client's request body: also refuses a key that appears twice in one
+// object, which nlohmann would settle silently (the last one wins).
+Result<json> ParseRequestJson(std::string_view text) {
   std::vector<std::set<std::string>> open;  // the keys of each object being read
   std::string twice;
   auto keys = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
@@ -361,7 +368,7 @@ Status SplitHttpUrl(std::string_view url, std::string_view field, HttpTargetSpec
 }
 
 Result<DurableJob> ParseJobBody(std::string_view text, std::string_view path_prefix) {
-  auto v = ParseJson(text);
+  auto v = ParseRequestJson(text);
   if (!v.ok()) return v.status();
   DurableJob j;
   AX_RETURN_IF_ERROR(ParseJobObject(*v, std::string(path_prefix), j));
@@ -369,7 +376,7 @@ Result<DurableJob> ParseJobBody(std::string_view text, std::string_view path_pre
 }
 
 Result<JobsBody> ParseJobsBody(std::string_view text) {
-  auto v = ParseJson(text);
+  auto v = ParseRequestJson(text);
   if (!v.ok()) return v.status();
   JobsBody out;
   if (v->is_object() && v->contains("jobs")) {
@@ -395,7 +402,7 @@ Result<JobsBody> ParseJobsBody(std::string_view text) {
 }
 
 Result<JobPatch> ParsePatchBody(std::string_view text) {
-  auto v = ParseJson(text);
+  auto v = ParseRequestJson(text);
   if (!v.ok()) return v.status();
   if (!v->is_object()) return Bad("body", "must be a JSON object");
   AX_RETURN_IF_ERROR(OnlyKeys(*v, "", {"delay", "period", "cron", "tz"}));

@@ -78,9 +78,7 @@ Result<Plan> Check(const ServeConfig& c) {
   if (spdlog::level::from_str(c.log_level) == spdlog::level::off && c.log_level != "off") {
     // spdlog takes a name it does not know for "off": every line would go.
     return Status::InvalidArgument(
-        "log-level: trace, debug, info, warn, error, critical or off, "
-        "got \"" +
-        c.log_level + "\"");
+        "log-level: trace, debug, info, warn, error, critical or off, got \"" + c.log_level + "\"");
   }
   if (c.workers < 1 || c.workers > 4096) return Status::InvalidArgument("workers: 1 to 4096");
   if (c.io_threads < 1 || c.io_threads > 256)
@@ -158,7 +156,6 @@ Result<std::unique_ptr<DurableScheduler>> OpenDurable(const ServeConfig& c, cons
 
 // Writes the port to `path` whole (a temporary file, then a rename), so that
 // a reader never sees it half written.
-// Written whole, then renamed into place, so a reader never sees half of it.
 Status WritePortFile(const std::string& path, uint16_t port) {
   const std::string tmp = path + ".tmp";
   std::ofstream pf(tmp);

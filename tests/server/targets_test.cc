@@ -3,6 +3,7 @@
 #include "server/targets.h"
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
@@ -15,8 +16,10 @@
 #include <gtest/gtest.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ax/instant.h"
@@ -332,12 +335,15 @@ TEST(TargetsTest, Targets_5_2_HttpLooksANameUpAgainWhenItsAddressFails) {
   SetResolverForTest(nullptr);
 }
 
-bool Running(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return false;
-  size_t paren = line.rfind(')');
-  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+// True once `pid`, which is not our child, has ended, within 10 s: its
+// pidfd turns readable when it exits, and it may be gone already.
+bool Ends(pid_t pid) {
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;
+  pollfd p{fd, POLLIN, 0};
+  const bool ended = ::poll(&p, 1, 10'000) == 1;
+  ::close(fd);
+  return ended;
 }
 
 // A timed-out command ends with what it started: `sh -c` leaves a child
@@ -356,9 +362,9 @@ TEST(TargetsTest, Targets_5_2_ExecTimeoutEndsTheCommandsChildrenToo) {
   ASSERT_GT(child, 0);
   // SIGKILL was sent before RunExecTarget returned; the kernel ends the
   // process as soon as it runs.
-  for (int i = 0; i < 1000 && Running(child); ++i) std::this_thread::sleep_for(10ms);
-  EXPECT_FALSE(Running(child)) << "the command's child " << child << " outlived its timeout";
-  if (Running(child)) ::kill(child, SIGKILL);
+  const bool ended = Ends(child);
+  EXPECT_TRUE(ended) << "the command's child " << child << " outlived its timeout";
+  if (!ended) ::kill(child, SIGKILL);
   std::remove(pid_file.c_str());
   ::rmdir(dir);
 }
