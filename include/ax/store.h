@@ -123,6 +123,8 @@ class JobStore {
   using InsertCallback = std::function<void(Result<std::vector<InsertOutcome>>)>;
   using DoneCallback = std::function<void(Status)>;
   // Changes `job` in place; a non-OK status aborts the change and is returned.
+  // It may run more than once, on the same stored record, if the store has to
+  // try its transaction again, so it should do nothing but change `job`.
   using Mutation = std::function<Status(DurableJob& job)>;
 
   virtual ~JobStore() = default;
@@ -132,8 +134,8 @@ class JobStore {
   // before `done` runs (on a store thread; keep it short). Ids must be
   // unique within a batch (InvalidArgument otherwise).
   virtual void InsertAsync(std::vector<DurableJob> jobs, InsertCallback done) = 0;
-  // Writes whole records (insert or replace), in call order; `done` (may be
-  // null) runs once they are committed.
+  // Writes whole records (insert or replace), in call order, all or none;
+  // `done` (may be null) runs once they are committed.
   virtual void PutAsync(std::vector<DurableJob> records, DoneCallback done) = 0;
   // Atomically reads the record `id`, applies `fn` and writes it back.
   // NotFound when absent; fn's error otherwise.

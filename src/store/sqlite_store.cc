@@ -300,7 +300,8 @@ struct SqliteStore::Impl {
   int lock_fd = -1;
   sqlite3* wdb = nullptr;  // committer thread only
   sqlite3* rdb = nullptr;  // readers, under read_mu
-  Stmt w_upsert, w_update, w_insert, w_get, w_purge, w_begin, w_commit;
+  Stmt w_upsert, w_update, w_insert, w_get, w_purge, w_begin, w_commit, w_savepoint, w_release,
+      w_rollback_to;
   std::mutex read_mu;
   Stmt r_get, r_list, r_list_state, r_due_range, r_due_to, r_running, r_children, r_orphans,
       r_count;
@@ -357,7 +358,9 @@ struct SqliteStore::Impl {
   void Run();
   void Complete();
   Status Apply(Op& op);
+  Status ApplyAlone(Op& op);
   Status ApplyInsert(Op& op);
+  void Requeue(std::vector<std::unique_ptr<Op>>& batch, size_t from);
   void Finish(Op& op);
   Result<DurableJob> WGet(std::string_view id, bool* found);
   Result<std::vector<DurableJob>> ReadAll(Stmt& st);
@@ -423,6 +426,9 @@ Status SqliteStore::Impl::PrepareAll() {
   AX_RETURN_IF_ERROR(w_update.Prepare(wdb, kUpdateSql));
   AX_RETURN_IF_ERROR(w_begin.Prepare(wdb, "BEGIN IMMEDIATE"));
   AX_RETURN_IF_ERROR(w_commit.Prepare(wdb, "COMMIT"));
+  AX_RETURN_IF_ERROR(w_savepoint.Prepare(wdb, "SAVEPOINT op"));
+  AX_RETURN_IF_ERROR(w_release.Prepare(wdb, "RELEASE op"));
+  AX_RETURN_IF_ERROR(w_rollback_to.Prepare(wdb, "ROLLBACK TO op"));
   AX_RETURN_IF_ERROR(w_get.Prepare(wdb, "SELECT " + cols + " FROM jobs WHERE id=?"));
   AX_RETURN_IF_ERROR(w_purge.Prepare(
       wdb, "DELETE FROM jobs WHERE finished_ns IS NOT NULL AND finished_ns < ? AND state >= 3"));
@@ -486,9 +492,21 @@ void SqliteStore::Impl::Run() {
     }
     Status tx = Step(w_begin, "begin");
     if (tx.ok()) {
-      for (auto& op : batch) op->status = Apply(*op);
-      tx = Step(w_commit, "commit");
-      if (!tx.ok()) (void)Exec(wdb, "ROLLBACK");
+      for (size_t i = 0; i < batch.size(); ++i) {
+        batch[i]->status = ApplyAlone(*batch[i]);
+        if (!batch[i]->status.ok() && sqlite3_get_autocommit(wdb) != 0) {
+          // SQLite rolled the whole transaction back (a full disk, say): this
+          // op fails, the others go again in the next one, unharmed.
+          std::rotate(batch.begin(), batch.begin() + static_cast<ptrdiff_t>(i),
+                      batch.begin() + static_cast<ptrdiff_t>(i) + 1);
+          Requeue(batch, 1);
+          break;
+        }
+      }
+      if (sqlite3_get_autocommit(wdb) == 0) {
+        tx = Step(w_commit, "commit");
+        if (!tx.ok()) (void)Exec(wdb, "ROLLBACK");
+      }
     }
     auto now = std::chrono::steady_clock::now();
     {
@@ -566,9 +584,31 @@ Status SqliteStore::Impl::ApplyInsert(Op& op) {
       op.outcomes.push_back({false, std::move(*old)});
       continue;
     }
-    op.outcomes.push_back({true, std::move(j)});
+    op.outcomes.push_back({true, {}});  // the job moves in once committed (Finish)
   }
   return Status();
+}
+
+// Applies `op` so that it writes all or nothing: an op of several records
+// that fails partway takes back what it wrote, and the others of the
+// transaction commit.
+Status SqliteStore::Impl::ApplyAlone(Op& op) {
+  op.outcomes.clear();
+  if (op.jobs.size() < 2) return Apply(op);  // one statement is atomic already
+  AX_RETURN_IF_ERROR(Step(w_savepoint, "savepoint"));
+  Status s = Apply(op);
+  if (!s.ok()) (void)Step(w_rollback_to, "rollback to savepoint");
+  (void)Step(w_release, "release savepoint");
+  return s;
+}
+
+// Puts batch[from..] back at the head of the queue, in their order.
+void SqliteStore::Impl::Requeue(std::vector<std::unique_ptr<Op>>& batch, size_t from) {
+  {
+    std::lock_guard lock(mu);
+    for (size_t i = batch.size(); i > from; --i) queue.push_front(std::move(batch[i - 1]));
+  }
+  batch.resize(from);
 }
 
 Status SqliteStore::Impl::PutOne(const DurableJob& j) {
@@ -612,6 +652,9 @@ void SqliteStore::Impl::Finish(Op& op) {
   switch (op.kind) {
     case Op::Kind::kInsert:
       if (op.status.ok()) {
+        for (size_t i = 0; i < op.outcomes.size(); ++i) {
+          if (op.outcomes[i].created) op.outcomes[i].job = std::move(op.jobs[i]);
+        }
         op.insert_done(std::move(op.outcomes));
       } else {
         op.insert_done(op.status);

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 namespace ax {
@@ -318,6 +320,86 @@ TEST(SqliteStore, Store_4_3_CommittedJobsSurviveReopen) {
   }
   auto store = SqliteStore::Open({.path = path}).value();
   EXPECT_TRUE(store->Get("keep").ok());
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+// Runs `sql` on the connection `db`, or on the store file `path` through a
+// connection of its own.
+void RunSql(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << sql << ": " << (err != nullptr ? err : "");
+  sqlite3_free(err);
+}
+void RunSql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  RunSql(db, sql);
+  sqlite3_close(db);
+}
+
+// An op of several records whose write fails partway (the SQL error of a
+// statement, here a trigger's) takes back what it wrote before it.
+TEST(SqliteStore, Store_4_3_AnOpThatFailsPartwayWritesNothing) {
+  std::string path = TempDb();
+  SqliteStore::Open({.path = path}).value().reset();  // creates the schema
+  RunSql(path,
+         "CREATE TRIGGER refuse BEFORE INSERT ON jobs WHEN NEW.id = 'bad' "
+         "BEGIN SELECT RAISE(ABORT, 'refused by a trigger'); END");
+  {
+    auto store = SqliteStore::Open({.path = path}).value();
+    auto r = store->Insert({Job("a", 1), Job("bad", 1), Job("c", 1)});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("refused by a trigger"), std::string::npos)
+        << r.status().message();
+    EXPECT_FALSE(store->Put({Job("p", 1), Job("bad", 1)}).ok());
+    EXPECT_TRUE(store->Insert({Job("d", 1)}).ok());
+  }
+  auto store = SqliteStore::Open({.path = path}).value();
+  for (const char* id : {"a", "bad", "c", "p"}) {
+    EXPECT_EQ(store->Get(id).status().code(), StatusCode::kNotFound) << id;
+  }
+  EXPECT_TRUE(store->Get("d").ok());
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+// When SQLite rolls a whole group-commit transaction back (it does on a full
+// disk), only the op that failed fails: the others of its transaction are
+// written in the next one, and none is reported failed yet written.
+TEST(SqliteStore, Store_4_3_ARolledBackTransactionFailsOnlyItsCulprit) {
+  std::string path = TempDb();
+  SqliteStore::Open({.path = path}).value().reset();
+  RunSql(path,
+         "CREATE TRIGGER boom BEFORE INSERT ON jobs WHEN NEW.id = 'boom' "
+         "BEGIN SELECT RAISE(ROLLBACK, 'rolled back by a trigger'); END");
+  auto store = SqliteStore::Open({.path = path}).value();
+  // Another connection holds the write lock, so that the store's committer
+  // waits in its BEGIN while the ops queue: they go in at most two
+  // transactions, and 'boom' shares one with 'y'.
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  RunSql(other, "BEGIN IMMEDIATE");
+  std::promise<Status> held;
+  store->PutAsync({}, [&](const Status& s) { held.set_value(s); });
+  std::vector<std::promise<Status>> done(3);
+  std::vector<std::string> ids = {"x", "boom", "y"};
+  for (size_t i = 0; i < ids.size(); ++i) {
+    store->InsertAsync({Job(ids[i], 1)}, [&done, i](const Result<std::vector<InsertOutcome>>& r) {
+      done[i].set_value(r.status());
+    });
+  }
+  RunSql(other, "COMMIT");
+  sqlite3_close(other);
+  EXPECT_TRUE(held.get_future().get().ok());
+  std::vector<Status> got(done.size());
+  for (size_t i = 0; i < done.size(); ++i) got[i] = done[i].get_future().get();
+  EXPECT_TRUE(got[0].ok()) << got[0].message();
+  EXPECT_NE(got[1].message().find("rolled back by a trigger"), std::string::npos)
+      << got[1].message();
+  EXPECT_TRUE(got[2].ok()) << got[2].message();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(store->Get(ids[i]).ok(), got[i].ok()) << ids[i] << ": reported and stored differ";
+  }
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
