@@ -3,8 +3,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -12,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/http_client.h"
+#include "server/token_file.h"
 #include "server/url.h"
 
 namespace ax::cli {
@@ -76,16 +75,9 @@ json Call(const Conn& conn, const std::string& method, const std::string& path,
     req.headers.emplace_back("Content-Type", "application/json");
   }
   if (!conn.token_file.empty()) {
-    std::error_code ec;
-    std::ifstream in(conn.token_file);
-    if (!in || std::filesystem::is_directory(conn.token_file, ec)) {
-      Fail("cannot read token file " + conn.token_file, 2);
-    }
-    std::string tok;
-    std::getline(in, tok);
-    while (!tok.empty() && std::isspace(static_cast<unsigned char>(tok.back()))) tok.pop_back();
-    if (tok.empty()) Fail("token file " + conn.token_file + " is empty", 2);
-    req.headers.emplace_back("Authorization", "Bearer " + tok);
+    auto tok = server::ReadTokenFile(conn.token_file);
+    if (!tok.ok()) Fail(tok.status().message(), 2);
+    req.headers.emplace_back("Authorization", "Bearer " + *tok);
   }
   auto res = server::HttpDo(req, std::chrono::seconds(30));
   if (!res.ok()) Fail("cannot reach " + conn.server + ": " + res.status().message());

@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -20,30 +19,10 @@
 #include "server/http_server.h"
 #include "server/log.h"
 #include "server/targets.h"
+#include "server/token_file.h"
 
 namespace ax::server {
 namespace {
-
-Result<std::string> ReadToken(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Status::InvalidArgument("token-file: " + path + " is a directory");
-  }
-  std::ifstream in(path);
-  if (!in) return Status::InvalidArgument("token-file: cannot read " + path);
-  std::string token;
-  try {  // libstdc++ throws on a read error, asked to or not
-    token.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::ios_base::failure& e) {
-    return Status::InvalidArgument("token-file: cannot read " + path + ": " + e.what());
-  }
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) {
-    token.erase(token.begin());
-  }
-  if (token.empty()) return Status::InvalidArgument("token-file: " + path + " is empty");
-  return token;
-}
 
 Result<Duration> Dur(const std::string& flag, const std::string& v) {
   auto d = ParseDuration(v);
@@ -86,7 +65,7 @@ Result<Plan> Check(const ServeConfig& c) {
   if (c.sync != "full" && c.sync != "normal")
     return Status::InvalidArgument("sync: full or normal");
   if (!c.token_file.empty()) {
-    auto t = ReadToken(c.token_file);
+    auto t = ReadTokenFile(c.token_file);
     if (!t.ok()) return t.status();
     p.token = *t;
   }

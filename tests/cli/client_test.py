@@ -119,11 +119,19 @@ def main():
             # request (a directory was read as an empty token).
             empty = os.path.join(d, "empty-token")
             open(empty, "w").close()
-            for bad, says in ((d, "cannot read token file"), (empty, "is empty")):
+            for bad, says in ((d, "is a directory"), (empty, "is empty")):
                 r = subprocess.run([ax, "ls", "--server", server, "--token-file", bad],
                                    capture_output=True, text=True, timeout=30)
                 check(r.returncode == 2 and says in r.stderr,
                       "token file %s: %d %r" % (bad, r.returncode, r.stderr))
+            # The client reads a token file as the daemon does: the whole text
+            # without the space around it (it took the first line, here empty).
+            spaced = os.path.join(d, "spaced-token")
+            with open(spaced, "w") as f:
+                f.write("\n  " + open(token).read().strip() + "  \n\n")
+            r = subprocess.run([ax, "ls", "--server", server, "--token-file", spaced],
+                               capture_output=True, text=True, timeout=30)
+            check(r.returncode == 0, "token file with blank lines: %d %r" % (r.returncode, r.stderr))
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)
