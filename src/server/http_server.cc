@@ -48,6 +48,14 @@ bool Malformed(beast::error_code ec) {
   }
 }
 
+// True when a Transfer-Encoding header is absent or names chunked alone.
+bool OnlyChunked(beast::string_view te) {
+  for (const auto& coding : http::token_list(te)) {
+    if (!beast::iequals(coding, "chunked")) return false;
+  }
+  return true;
+}
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, Api& api, size_t body_limit)
@@ -71,6 +79,14 @@ class Session : public std::enable_shared_from_this<Session> {
   // 1 MB) gets 100 Continue; otherwise it would wait a second for it.
   void OnHeader(beast::error_code ec, size_t n) {
     if (ec) return OnRead(ec, n);
+    if (!OnlyChunked(parser_->get()[http::field::transfer_encoding])) {
+      // A coding we cannot undo (gzip, say): the body would be read as
+      // JSON still encoded. RFC 9112 6.1 asks for 501; the framing is lost.
+      api_.CountResponse(501);
+      return Write(
+          Api::Error(501, "NotImplemented", "transfer-encoding: only chunked is supported"), false,
+          11);
+    }
     if (!beast::iequals(parser_->get()[http::field::expect], "100-continue")) return ReadBody();
     auto res = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
                                                                   parser_->get().version());

@@ -362,6 +362,26 @@ TEST_F(ApiTest, Api_5_3_MalformedRequestsAre400) {
   EXPECT_EQ(Call("GET", "/healthz").status, 200);
 }
 
+// A body in a transfer coding the daemon cannot undo gets 501 Not
+// Implemented (RFC 9112 6.1); it was read as chunked and its gzip parsed as
+// JSON.
+TEST_F(ApiTest, Api_5_3_AnUnknownTransferCodingIs501) {
+  Start();
+  const std::string res =
+      Raw("POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+          "2\r\n{}\r\n0\r\n\r\n");
+  EXPECT_EQ(res.substr(0, 30), "HTTP/1.1 501 Not Implemented\r\n") << res;
+  EXPECT_NE(res.find("only chunked"), std::string::npos) << res;
+  const std::string body = JobBody("chunked");
+  char size[16];
+  std::snprintf(size, sizeof size, "%zx", body.size());
+  const std::string ok =
+      Raw("POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n"
+          "Connection: close\r\n\r\n" +
+          std::string(size) + "\r\n" + body + "\r\n0\r\n\r\n");
+  EXPECT_EQ(ok.substr(0, 22), "HTTP/1.1 201 Created\r\n") << ok;
+}
+
 // A client that sends "Expect: 100-continue" waits for 100 Continue before
 // its body (curl does over 1 MB, and waited a second each time); one whose
 // body is over the limit gets 413 without sending it.
