@@ -63,10 +63,20 @@ Status RunExecTarget(const RunContext& ctx, std::string_view payload) {
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
   // A process group of its own, so that a timeout or a stop ends what the
   // command started too (`sh -c 'a | b'`, a script's children).
+  // And the signals as a fresh process has them: the daemon's threads block
+  // SIGTERM and SIGINT (sigwait takes them) and ignore SIGPIPE, and a child
+  // would inherit both (`timeout 5 cmd` could not stop cmd).
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);

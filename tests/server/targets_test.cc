@@ -369,6 +369,30 @@ TEST(TargetsTest, Targets_5_2_ExecTimeoutEndsTheCommandsChildrenToo) {
   ::rmdir(dir);
 }
 
+// The daemon blocks SIGTERM and SIGINT in its threads and ignores SIGPIPE; a
+// command starts with no signal blocked or ignored all the same (it inherited
+// both, so `timeout 5 cmd` could not stop cmd).
+TEST(TargetsTest, Targets_5_2_ExecStartsWithTheSignalsOfAFreshProcess) {
+  sigset_t daemon_mask, old_mask;
+  sigemptyset(&daemon_mask);
+  sigaddset(&daemon_mask, SIGTERM);
+  sigaddset(&daemon_mask, SIGINT);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &daemon_mask, &old_mask), 0);
+  struct sigaction ignore {};
+  struct sigaction old_pipe {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGPIPE, &ignore, &old_pipe), 0);
+  std::atomic<bool> stop{false};
+  RunContext ctx(JobId{}, "exec-3", 1, Instant(), StopToken(&stop));
+  // SIGHUP, SIGINT, SIGQUIT, SIGPIPE and SIGTERM are bits 0, 1, 2, 12 and 14.
+  Status s = RunExecTarget(ctx, R"({"argv":["sh","-c","for k in SigBlk SigIgn; do )"
+                                R"(v=$(grep ^$k: /proc/self/status | cut -f2); )"
+                                R"([ $((0x$v & 0x5007)) -eq 0 ] || exit 1; done"]})");
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  EXPECT_TRUE(s.ok()) << "a signal blocked or ignored in the command: " << s.ToString();
+}
+
 TEST(TargetsTest, Targets_5_2_ExecExitStatusAndStop) {
   std::atomic<bool> stop{false};
   RunContext ctx(JobId{}, "exec-2", 1, Instant(), StopToken(&stop));
