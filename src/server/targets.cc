@@ -61,6 +61,9 @@ Status RunExecTarget(const RunContext& ctx, std::string_view payload) {
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  // Nothing else of the daemon's: Asio's sockets are not close-on-exec, and a
+  // command that outlived a restart held the listening port.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   // A process group of its own, so that a timeout or a stop ends what the
   // command started too (`sh -c 'a | b'`, a script's children).
   // And the signals as a fresh process has them: the daemon's threads block

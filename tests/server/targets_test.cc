@@ -393,6 +393,20 @@ TEST(TargetsTest, Targets_5_2_ExecStartsWithTheSignalsOfAFreshProcess) {
   EXPECT_TRUE(s.ok()) << "a signal blocked or ignored in the command: " << s.ToString();
 }
 
+// A command gets no descriptor of the daemon's but its standard three: a
+// socket left open in a command that outlives the daemon held its port.
+TEST(TargetsTest, Targets_5_2_ExecInheritsNoOtherDescriptor) {
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);  // not close-on-exec, as Asio's sockets are not
+  std::atomic<bool> stop{false};
+  RunContext ctx(JobId{}, "exec-4", 1, Instant(), StopToken(&stop));
+  Status s = RunExecTarget(
+      ctx, R"({"argv":["sh","-c","[ ! -e /proc/self/fd/)" + std::to_string(p[1]) + R"( ]"]})");
+  ::close(p[0]);
+  ::close(p[1]);
+  EXPECT_TRUE(s.ok()) << "the command inherited a descriptor: " << s.ToString();
+}
+
 TEST(TargetsTest, Targets_5_2_ExecExitStatusAndStop) {
   std::atomic<bool> stop{false};
   RunContext ctx(JobId{}, "exec-2", 1, Instant(), StopToken(&stop));
