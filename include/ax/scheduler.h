@@ -59,6 +59,7 @@ class Scheduler {
   // Shuts down (requesting every running callback to stop) and waits for all
   // threads, however long running callbacks take: no thread outlives the
   // scheduler object (2.11). Call Shutdown(timeout) first to bound the wait.
+  // Not from one of its own callbacks, whose worker it would have to join.
   virtual ~Scheduler() = default;
 
   // ---- Submitting (2.2). Each returns the job's id or an error:
@@ -127,6 +128,8 @@ class Scheduler {
   // ---- Shutdown (2.11): new calls get ShuttingDown, nothing new starts,
   // running callbacks get their stop requested and are awaited up to
   // `timeout` (real time). The report lists the runs that did not finish.
+  // Called from a callback, it does not wait for that callback, which cannot
+  // end before it returns (the report lists it, still running).
   virtual ShutdownReport Shutdown(Duration timeout) = 0;
 };
 

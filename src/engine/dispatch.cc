@@ -815,7 +815,7 @@ void SchedulerImpl::Execute(Run& r, int worker) {
       r.started_at = NowApprox();
       const RunContext fast_ctx(JobId(r.job, r.gen), {}, r.attempt, r.scheduled,
                                 StopToken(&r.stop));
-      local.finished.push_back({&r, Invoke(*r.task, fast_ctx)});
+      local.finished.push_back({&r, Invoke(*r.task, fast_ctx, worker)});
       const Instant first = local.finished.front().run->started_at;
       const size_t count = local.finished.size();
       const Duration age = r.started_at - first;
@@ -844,7 +844,7 @@ void SchedulerImpl::RunLocked(uint32_t run, Lock& l) {
     return;
   }
   l.unlock();
-  const Status status = Invoke(*task, *ctx);
+  const Status status = Invoke(*task, *ctx, -1);  // Execute flushed the worker's runs
   Relock(l);
   executing_.fetch_sub(1, std::memory_order_relaxed);
   if (!runs_[run].resolved) Resolve(run, status, clock_->Now());
@@ -855,7 +855,20 @@ void SchedulerImpl::RunLocked(uint32_t run, Lock& l) {
 }
 
 // Runs user code: no exception escapes to the worker (SPEC 2.6).
-Status SchedulerImpl::Invoke(Task& task, const RunContext& ctx) {
+// The scheduler whose callback this thread is in, and its worker, so that
+// Shutdown called from a callback does not wait for that callback.
+struct InCallback {
+  const SchedulerImpl* scheduler = nullptr;
+  int worker = -1;
+};
+static thread_local InCallback in_callback;
+
+Status SchedulerImpl::Invoke(Task& task, const RunContext& ctx, int worker) {
+  struct Restore {
+    InCallback outer;
+    ~Restore() { in_callback = outer; }
+  } restore{in_callback};
+  in_callback = {this, worker};
   try {
     return task(ctx);
   } catch (const std::exception& e) {
@@ -1349,9 +1362,17 @@ ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
   }
   interrupt_.Signal();
   for (int i = 0; i < options_.workers; ++i) local_[static_cast<size_t>(i)].wake.Signal();
+  // Called from one of this scheduler's callbacks, which cannot end while it
+  // waits here: not waited for (it is reported, as still running), nor are
+  // the runs its worker finished before it, once flushed.
+  uint64_t self = 0;
+  if (in_callback.scheduler == this) {
+    if (in_callback.worker >= 0) Flush(in_callback.worker);
+    self = 1;
+  }
   ShutdownReport report;
   Lock l = Acquire();
-  auto done = [&] { return Executing() == 0; };
+  auto done = [&] { return Executing() <= self; };
   if (timeout > std::chrono::hours(24 * 365)) {
     idle_cv_.wait(l, done);
   } else {

@@ -274,7 +274,9 @@ class SchedulerImpl final : public Scheduler {
   // Resolves the worker's finished plain runs under the lock; with
   // `may_defer`, only if the lock is free (kDeferFlush in dispatch.cc).
   void Flush(int worker, bool may_defer = false);
-  static Status Invoke(Task& task, const RunContext& ctx);
+  // Runs user code; `worker` is the worker whose finished plain runs may wait
+  // for a Flush meanwhile (-1: none).
+  Status Invoke(Task& task, const RunContext& ctx, int worker);
   bool Start(uint32_t run, Task*& task, std::optional<RunContext>& ctx);
   // Starts a queued run (Start) in the hold of mu_ that `l` has, runs its
   // callback without the lock and resolves it: the slow path of Execute.

@@ -1,4 +1,6 @@
 // SPEC 2.10 (info, stats, events) and 2.11 (shutdown).
+#include <cstdlib>
+#include <future>
 #include <thread>
 
 #include <dirent.h>
@@ -172,6 +174,42 @@ TEST_F(ObserveTest, Engine_2_11_StuckCallbackIsReportedWithinTheTimeout) {
   release.Open();
   s_.reset();
   EXPECT_TRUE(stop_seen);
+}
+
+// A callback that shuts its scheduler down, with no bound on the wait: it
+// waited for itself, for ever. `plain` jobs (no observer) take the workers'
+// short path, where a worker's finished runs wait for a flush: five of them
+// ran before it on the one worker.
+void ShutdownFromACallback(std::unique_ptr<Scheduler>& s,
+                           const std::shared_ptr<ManualClock>& clock) {
+  std::promise<ShutdownReport> reported;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(s->After(seconds(1), [&] { ++ran; }).ok());
+  Result<JobId> self = s->After(seconds(1), [&] {
+    reported.set_value(s->Shutdown(std::chrono::hours(24 * 400)));  // the unbounded wait
+  });
+  ASSERT_TRUE(self.ok());
+  clock->Advance(seconds(1));
+  auto f = reported.get_future();
+  if (f.wait_for(seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "Shutdown called from a callback waits for that callback";
+    std::_Exit(1);  // the scheduler cannot be destroyed: its callback never ends
+  }
+  ShutdownReport r = f.get();
+  EXPECT_EQ(ran, 5);
+  ASSERT_EQ(r.unfinished.size(), 1u) << "the five runs before it were reported unfinished";
+  EXPECT_EQ(r.unfinished[0], *self);
+  EXPECT_TRUE(HasCode(s->After(seconds(1), [] {}).status(), StatusCode::kShuttingDown));
+}
+
+TEST_F(ObserveTest, Engine_2_11_ShutdownFromACallbackDoesNotWaitForIt) {
+  Start(1);
+  ShutdownFromACallback(s_, clock_);
+}
+
+TEST_F(ObserveTest, Engine_2_11_ShutdownFromAPlainCallbackDoesNotWaitForIt) {
+  Start(1, [](SchedulerOptions& o) { o.observer = nullptr; });
+  ShutdownFromACallback(s_, clock_);
 }
 
 TEST_F(ObserveTest, Engine_2_11_NoThreadOutlivesTheScheduler) {
