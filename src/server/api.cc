@@ -110,8 +110,10 @@ void Api::Handle(const ApiRequest& req, Respond respond) {
     CountResponse(r.status);
     respond(std::move(r));
   };
+  // HEAD is GET without the body, which the HTTP layer leaves out (RFC 9110 9.3.2).
+  const std::string_view method = req.method == "HEAD" ? "GET" : std::string_view(req.method);
   if (path == "/healthz") {
-    if (req.method != "GET" && req.method != "HEAD") {
+    if (method != "GET") {
       ApiResponse r = Error(405, "MethodNotAllowed", "use GET");
       r.allow = "GET";
       return reply(std::move(r));
@@ -134,16 +136,16 @@ void Api::Handle(const ApiRequest& req, Respond respond) {
     r.allow = allow;
     reply(std::move(r));
   };
-  if (path == "/metrics") return req.method == "GET" ? reply(Metrics()) : method_not_allowed("GET");
-  if (path == "/v1/stats") return req.method == "GET" ? reply(Stats()) : method_not_allowed("GET");
+  if (path == "/metrics") return method == "GET" ? reply(Metrics()) : method_not_allowed("GET");
+  if (path == "/v1/stats") return method == "GET" ? reply(Stats()) : method_not_allowed("GET");
   if (path == "/v1/jobs") {
-    if (req.method == "POST") {
+    if (method == "POST") {
       return PostJobs(req, [this, respond](ApiResponse r) {
         CountResponse(r.status);
         respond(std::move(r));
       });
     }
-    if (req.method == "GET") return reply(ListJobs(query));
+    if (method == "GET") return reply(ListJobs(query));
     return method_not_allowed("GET, POST");
   }
   constexpr std::string_view kJobs = "/v1/jobs/";
@@ -156,13 +158,13 @@ void Api::Handle(const ApiRequest& req, Respond respond) {
     }
     std::string id = UrlDecode(rest);
     if (action.empty()) {
-      if (req.method == "GET") return reply(GetJob(id));
-      if (req.method == "DELETE") return reply(ChangeJob(id, d_.Cancel(id)));
-      if (req.method == "PATCH") return reply(Patch(id, req.body));
+      if (method == "GET") return reply(GetJob(id));
+      if (method == "DELETE") return reply(ChangeJob(id, d_.Cancel(id)));
+      if (method == "PATCH") return reply(Patch(id, req.body));
       return method_not_allowed("GET, DELETE, PATCH");
     }
     if (action == "pause" || action == "resume") {
-      if (req.method != "POST") return method_not_allowed("POST");
+      if (method != "POST") return method_not_allowed("POST");
       return reply(ChangeJob(id, action == "pause" ? d_.Pause(id) : d_.Resume(id)));
     }
   }

@@ -134,13 +134,14 @@ class Session : public std::enable_shared_from_this<Session> {
     api_.Handle(ar, [self, keep_alive, version, head](ApiResponse r) {
       net::post(self->stream_.get_executor(),
                 [self, r = std::move(r), keep_alive, version, head]() mutable {
-                  if (head) r.body.clear();
-                  self->Write(std::move(r), keep_alive, version);
+                  self->Write(std::move(r), keep_alive, version, head);
                 });
     });
   }
 
-  void Write(ApiResponse r, bool keep_alive, unsigned version) {
+  // A HEAD response (`head`) has the headers GET's would, Content-Length
+  // included (RFC 9110 8.6), and no body.
+  void Write(ApiResponse r, bool keep_alive, unsigned version, bool head = false) {
     auto res = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(r.status), version);
     res->set(http::field::server, "ax");
@@ -150,6 +151,7 @@ class Session : public std::enable_shared_from_this<Session> {
     res->body() = std::move(r.body);
     res->keep_alive(keep_alive);
     res->prepare_payload();
+    if (head) res->body().clear();
     http::async_write(stream_, *res,
                       [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
                         if (ec || !keep_alive) {

@@ -362,6 +362,32 @@ TEST_F(ApiTest, Api_5_3_MalformedRequestsAre400) {
   EXPECT_EQ(Call("GET", "/healthz").status, 200);
 }
 
+// HEAD works wherever GET does (RFC 9110 9.3.2: it was a 405 but on
+// /healthz), with GET's Content-Length and no body; the connection goes on.
+TEST_F(ApiTest, Api_5_3_HeadIsGetWithoutTheBody) {
+  Start();
+  ASSERT_EQ(Call("POST", "/v1/jobs", JobBody("h1")).status, 201);
+  const std::string res =
+      Raw("HEAD /v1/jobs/h1 HTTP/1.1\r\nHost: x\r\n\r\n"
+          "GET /v1/jobs/h1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const size_t second = res.find("HTTP/1.1", 1);
+  ASSERT_NE(second, std::string::npos) << res;
+  const std::string head = res.substr(0, second);
+  const std::string get = res.substr(second);
+  EXPECT_EQ(head.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << head;
+  EXPECT_EQ(get.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << get;
+  const size_t get_body = get.find("\r\n\r\n") + 4;
+  EXPECT_EQ(head.size(), head.find("\r\n\r\n") + 4) << "HEAD sent a body: " << head;
+  EXPECT_NE(head.find("Content-Length: " + std::to_string(get.size() - get_body) + "\r\n"),
+            std::string::npos)
+      << head << get;
+  for (const char* path : {"/v1/jobs", "/v1/stats", "/metrics", "/healthz"}) {
+    const std::string r =
+        Raw(std::string("HEAD ") + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(r.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << path << ": " << r;
+  }
+}
+
 // A body in a transfer coding the daemon cannot undo gets 501 Not
 // Implemented (RFC 9112 6.1); it was read as chunked and its gzip parsed as
 // JSON.
