@@ -111,7 +111,8 @@ void Api::Handle(const ApiRequest& req, Respond respond) {
     respond(std::move(r));
   };
   // HEAD is GET without the body, which the HTTP layer leaves out (RFC 9110 9.3.2).
-  const std::string_view method = req.method == "HEAD" ? "GET" : std::string_view(req.method);
+  const std::string_view method =
+      req.method == "HEAD" ? std::string_view{"GET"} : std::string_view{req.method};
   if (path == "/healthz") {
     if (method != "GET") {
       ApiResponse r = Error(405, "MethodNotAllowed", "use GET");
