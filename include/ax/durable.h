@@ -125,7 +125,9 @@ class DurableScheduler {
 
   // Stops the loader, shuts the engine down (runs still going after
   // `timeout` keep their lease and are recovered at the next start) and
-  // flushes the store.
+  // flushes the store. Submissions and changes then get ShuttingDown (2.11);
+  // reads go on. A second call, from any thread, returns an empty report at
+  // once.
   ShutdownReport Shutdown(Duration timeout);
 
   class Impl;

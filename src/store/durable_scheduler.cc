@@ -137,7 +137,7 @@ class DurableScheduler::Impl {
   Result<std::vector<DurableJob>> List(const ListQuery& q);
   DurableStats GetStats();
   ShutdownReport Shutdown(Duration timeout);
-  bool shut_down_ = false;
+  std::atomic<bool> shut_down_{false};  // the first Shutdown call does the work
 
   Scheduler& engine() { return *engine_; }
   JobStore& store() { return *options_.store; }
@@ -293,6 +293,10 @@ Status DurableScheduler::Impl::Prepare(DurableJob& j, Instant now, size_t index,
 }
 
 void DurableScheduler::Impl::SubmitAsync(std::vector<DurableJob> jobs, SubmitCallback done) {
+  if (shut_down_) {
+    done(Status::ShuttingDown("the scheduler is shutting down"));
+    return;
+  }
   Instant now = Now();
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (Status s = Prepare(jobs[i], now, i, jobs.size() > 1); !s.ok()) {
@@ -612,6 +616,7 @@ void DurableScheduler::Impl::OnEvent(const Event& ev) {
 Status DurableScheduler::Impl::Change(std::string_view id_view,
                                       const std::function<Status(DurableJob&)>& in_store,
                                       const std::function<Status(const std::string&)>& in_engine) {
+  if (shut_down_) return Status::ShuttingDown("the scheduler is shutting down");
   std::string id(id_view);
   std::promise<Status> p;
   auto f = p.get_future();
@@ -654,6 +659,7 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
 
 Status DurableScheduler::Impl::SetCron(std::string_view id_view, std::string_view expr,
                                        std::string_view tz) {
+  if (shut_down_) return Status::ShuttingDown("the scheduler is shutting down");
   std::string id(id_view);
   std::string e(expr);
   std::string z = tz.empty() ? "UTC" : std::string(tz);
@@ -823,8 +829,9 @@ void DurableScheduler::Impl::RenewLeases(Instant now) {
 }
 
 ShutdownReport DurableScheduler::Impl::Shutdown(Duration timeout) {
-  if (shut_down_) return {};
-  shut_down_ = true;
+  // A second caller (a handler, a signal's thread, the destructor) returns at
+  // once: waiting for the first could wait for that very handler.
+  if (shut_down_.exchange(true)) return {};
   {
     std::lock_guard lock(loader_mu_);
     stop_ = true;

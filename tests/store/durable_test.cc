@@ -425,6 +425,29 @@ TEST_F(DurableTest, Durable_4_5_LongRunKeepsItsLease) {
   EXPECT_EQ(done.runs, 1u);
 }
 
+// Shutdown called from two threads at once (a handler, say, and a signal's
+// thread): one does the work, the other returns; neither joins the loader a
+// second time (TSan saw both read and write the flag). Then, as the engine's
+// calls (SPEC 2.11), submissions get ShuttingDown: they were stored, to run
+// at the next start only.
+TEST_F(DurableTest, Durable_2_11_ShutdownFromTwoThreadsAtOnce) {
+  auto d = Make();
+  std::promise<void> go;
+  std::shared_future<void> ready = go.get_future().share();
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 2; ++i) {
+    ts.emplace_back([&d, ready] {
+      ready.wait();
+      (void)d->Shutdown(1s);
+    });
+  }
+  go.set_value();
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(d->Submit(Once("late", 10s)).status().code(), StatusCode::kShuttingDown);
+  EXPECT_EQ(d->SetDelay("late", 1s).code(), StatusCode::kShuttingDown);
+  EXPECT_EQ(d->Get("late").status().code(), StatusCode::kNotFound) << "stored after Shutdown";
+}
+
 TEST_F(DurableTest, Durable_4_3_SqliteRoundTripAcrossRestart) {
   auto dir = std::filesystem::temp_directory_path() / ("ax-durable-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
