@@ -5,13 +5,14 @@ The daemon runs with a limit of 64 descriptors and gets 100 connections, so
 that accept() fails with EMFILE while they are open. Its CPU time over the
 next 2 s must stay under half a second (until 2026-12-06 every failed accept
 was retried at once: 2.5 s of CPU over 2 s on two vCPUs, and no log line),
-the failure must be logged once, and once the connections close the daemon
-must answer again and log that it recovered.
+the failure must be logged once a spell (not once a retry), and once the
+connections close the daemon must answer again and log that it recovered.
 
 usage: fd_limit_test.py SERVE_BIN
 """
 import http.client
 import os
+import re
 import resource
 import signal
 import socket
@@ -80,18 +81,22 @@ def main():
                 proc.send_signal(signal.SIGTERM)
                 proc.wait(timeout=30)
         text = open(log_path).read()
-        if text.count("event=accept_failed") != 1:
-            failures.append("accept_failed logged %d times, not once:\n%s"
-                            % (text.count("event=accept_failed"), text))
+        # Once per spell without descriptors, not once per retry: each
+        # accept_failed is followed by an accept_recovered before the next.
+        # A descriptor the daemon frees meanwhile (the first /healthz's
+        # connection, closed when the client lets it go) may end a spell
+        # early and start another, so there may be more than one.
+        events = re.findall(r"event=(accept_failed|accept_recovered)", text)
+        if not events or events != ["accept_failed", "accept_recovered"] * (len(events) // 2):
+            failures.append("accept_failed not logged once a spell, each followed by "
+                            "accept_recovered:\n" + text)
         if "Sanitizer" in text:
             failures.append("a sanitizer report:\n" + text)
-        if "event=accept_recovered" not in text:
-            failures.append("no accept_recovered in the log:\n" + text)
         if failures:
             print("CPU over 2 s: %.2f s" % spent)
         else:
-            print("fd limit: %.2f s of CPU over 2 s with accept failing; logged once; "
-                  "serving again after" % spent)
+            print("fd limit: %.2f s of CPU over 2 s with accept failing; logged once in "
+                  "each of %d spells; serving again after" % (spent, len(events) // 2))
     for f in failures:
         print("FAIL: " + f)
     return 1 if failures else 0
