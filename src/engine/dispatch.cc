@@ -854,7 +854,6 @@ void SchedulerImpl::RunLocked(uint32_t run, Lock& l) {
   FinishHeld(released);
 }
 
-// Runs user code: no exception escapes to the worker (SPEC 2.6).
 // The scheduler whose callback this thread is in, and its worker, so that
 // Shutdown called from a callback does not wait for that callback.
 struct InCallback {
@@ -863,6 +862,7 @@ struct InCallback {
 };
 static thread_local InCallback in_callback;
 
+// Runs user code: no exception escapes to the worker (SPEC 2.6).
 Status SchedulerImpl::Invoke(Task& task, const RunContext& ctx, int worker) {
   struct Restore {
     InCallback outer;

@@ -68,7 +68,8 @@ Status RunExecTarget(const RunContext& ctx, std::string_view payload) {
   // command started too (`sh -c 'a | b'`, a script's children).
   // And the signals as a fresh process has them: the daemon's threads block
   // SIGTERM and SIGINT (sigwait takes them) and ignore SIGPIPE, and a child
-  // would inherit both (`timeout 5 cmd` could not stop cmd).
+  // would inherit both (a `kill` in the command could not stop what it
+  // started).
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr,

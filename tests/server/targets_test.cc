@@ -371,7 +371,7 @@ TEST(TargetsTest, Targets_5_2_ExecTimeoutEndsTheCommandsChildrenToo) {
 
 // The daemon blocks SIGTERM and SIGINT in its threads and ignores SIGPIPE; a
 // command starts with no signal blocked or ignored all the same (it inherited
-// both, so `timeout 5 cmd` could not stop cmd).
+// both, so `sleep 5 & kill $!` in a command left the sleep running).
 TEST(TargetsTest, Targets_5_2_ExecStartsWithTheSignalsOfAFreshProcess) {
   sigset_t daemon_mask, old_mask;
   sigemptyset(&daemon_mask);
