@@ -15,6 +15,7 @@
 #include <pthread.h>
 
 #include "server/log.h"
+#include "server/url.h"
 
 namespace ax::server {
 namespace {
@@ -277,12 +278,10 @@ Status SplitHostPort(std::string_view s, std::string_view field, std::string& ho
   std::string_view p = s.substr(colon + 1);
   if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
   if (h.empty()) return Status::InvalidArgument(f + ": no host in \"" + std::string(s) + "\"");
-  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string_view::npos ||
-      std::stoi(std::string(p)) > 65535) {
-    return Status::InvalidArgument(f + ": bad port in \"" + std::string(s) + "\"");
-  }
+  std::optional<uint16_t> n = ParsePort(p);
+  if (!n) return Status::InvalidArgument(f + ": bad port in \"" + std::string(s) + "\"");
   host = std::string(h);
-  port = static_cast<uint16_t>(std::stoi(std::string(p)));
+  port = *n;
   return Status();
 }
 

@@ -7,6 +7,16 @@
 
 namespace ax::server {
 
+std::optional<uint16_t> ParsePort(std::string_view digits) {
+  if (digits.empty() || digits.size() > 5 ||
+      digits.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  const int n = std::stoi(std::string(digits));
+  if (n > 65535) return std::nullopt;
+  return static_cast<uint16_t>(n);
+}
+
 Status SplitAuthority(std::string_view authority, std::string& host, std::string& port) {
   std::string_view h = authority;
   std::string_view p;
@@ -37,8 +47,7 @@ Status SplitAuthority(std::string_view authority, std::string& host, std::string
       }
     }
   }
-  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string_view::npos ||
-      std::stoi(std::string(p)) == 0 || std::stoi(std::string(p)) > 65535) {
+  if (std::optional<uint16_t> n = ParsePort(p); !n || *n == 0) {
     return Status::InvalidArgument("bad port \"" + std::string(p) + "\"");
   }
   host = std::string(h);
