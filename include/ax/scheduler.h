@@ -78,8 +78,9 @@ class Scheduler {
   // Runs every `period` (> 0), first at now + period; no drift: each deadline
   // is the previous scheduled deadline + period (2.5).
   virtual Result<JobId> Every(Duration period, Task task, JobOptions options = {}) = 0;
-  // Same, first run at `first`. When `first` has passed by more than a
-  // period, options.misfire says what happens to the missed ticks (SPEC 3.5).
+  // Same, first run at `first`. When `first` has passed (is before now),
+  // options.misfire says what happens to the ticks that passed (SPEC 3.5);
+  // `first` at now runs at once.
   virtual Result<JobId> Every(Duration period, Instant first, Task task,
                               JobOptions options = {}) = 0;
   // Runs on a cron calendar evaluated in IANA zone `tz` (SPEC 3.3).

@@ -33,7 +33,7 @@ struct LatenessHistogram {
 struct Stats {
   // Gauges.
   uint64_t pending = 0;  // Waiting jobs (incl. those waiting for a parent)
-  uint64_t running = 0;  // runs on workers now
+  uint64_t running = 0;  // jobs Running (runs on workers now: busy_workers)
   uint64_t paused = 0;
   uint64_t queue_depth = 0;  // runs handed to the pool, not yet started
   uint64_t busy_workers = 0;

@@ -158,7 +158,9 @@ void SchedulerImpl::Loop() {
     const bool nudge = WantsNudge();
     idle_cv_.notify_all();
     if (!dispatch.empty()) pushing_.store(true, std::memory_order_relaxed);
+    std::vector<Task> doomed = TakeDoomed();
     l.unlock();
+    doomed.clear();
     if (!dispatch.empty()) {
       pool_->Push(runs.data(), runs.size());
       pushing_.store(false, std::memory_order_release);
@@ -366,19 +368,23 @@ void SchedulerImpl::FirePeriodic(uint32_t slot, Instant due, Instant now,
   std::optional<Instant> next = NextTick(j, tick);
   const bool catching_up = c.catch_up > 0;
   if (!catching_up) {
-    // SPEC 2.5: ticks missed by more than a period (their successor is due
-    // too) are skipped and counted, not bunched.
+    // SPEC 2.5: ticks missed by a period or more (their successor is due
+    // too) are skipped and counted, not bunched; the newest due tick runs.
     uint64_t missed = 0;
-    if (j.kind == JobKind::kEvery && next && *next < now) {
-      // Whole periods at once: k ticks after `tick` are late by more than a
-      // period (their successor is before now).
-      const int64_t k = (ToUnixNanos(now) - ToUnixNanos(*next) - 1) / c.period.count() + 1;
-      missed = static_cast<uint64_t>(k);
-      tick = tick + c.period * k;
+    if (j.kind == JobKind::kEvery && next && *next <= now) {
+      // Whole periods at once: `tick` and the k - 1 after it have a due
+      // successor. Unsigned: a clock step may put `tick` centuries back.
+      const uint64_t p = static_cast<uint64_t>(c.period.count());
+      const uint64_t k =
+          (static_cast<uint64_t>(ToUnixNanos(now)) - static_cast<uint64_t>(ToUnixNanos(*next))) /
+              p +
+          1;
+      missed = k;
+      tick = FromUnixNanos(static_cast<int64_t>(static_cast<uint64_t>(ToUnixNanos(tick)) + p * k));
       next = AddDuration(tick, c.period);
     }
     const Instant first = tick;
-    while (next && *next < now) {
+    while (next && *next <= now) {
       ++missed;
       tick = *next;
       if (missed < kMaxTickScan) {
@@ -774,7 +780,9 @@ bool SchedulerImpl::PullDue(int worker) {
   std::vector<Run*>& runs = local.pulled;
   runs.clear();
   for (uint32_t run : dispatch) runs.push_back(&runs_[run]);
+  std::vector<Task> doomed = TakeDoomed();
   l.unlock();
+  doomed.clear();
   if (runs.empty()) return handled > 0;
   pool_->SetBusy(worker, true);
   const Instant start = NowApprox();
@@ -850,6 +858,7 @@ void SchedulerImpl::RunLocked(uint32_t run, Lock& l) {
   if (!runs_[run].resolved) Resolve(run, status, clock_->Now());
   ReleaseRun(run, released);
   NotifyIfNoneExecuting();
+  std::vector<Task> doomed = TakeDoomed();
   l.unlock();
   FinishHeld(released);
 }
@@ -895,16 +904,18 @@ void SchedulerImpl::Flush(int worker, bool may_defer) {
                         std::memory_order_relaxed);
   for (size_t i = 0; i < done.size(); ++i) {
     Run& r = *done[i].run;
-    stats_.lateness.Record(ToUnixNanos(r.started_at) - ToUnixNanos(r.scheduled));
+    stats_.lateness.Record(LatenessNs(r.started_at, r.scheduled));
     if (done[i].status.ok() && CompletePlain(r, now, released[i])) continue;
     if (!r.resolved) Resolve(r.index, done[i].status, now);
     ReleaseRun(r.index, released[i]);
   }
   NotifyIfNoneExecuting();
+  std::vector<Task> doomed = TakeDoomed();
   l.unlock();
   const auto n = static_cast<uint64_t>(done.size());
   done.clear();
   released.clear();  // captures die here, unlocked
+  doomed.clear();
   RunsGone(n);
 }
 
@@ -967,7 +978,7 @@ bool SchedulerImpl::Start(uint32_t run, Task*& task, std::optional<RunContext>& 
   const Instant now = clock_->Now();
   r.started_at = now;
   executing_.fetch_add(1, std::memory_order_relaxed);
-  stats_.lateness.Record(ToUnixNanos(now) - ToUnixNanos(r.scheduled));
+  stats_.lateness.Record(LatenessNs(now, r.scheduled));
   std::string_view key;
   if (JobCold* c = ColdOf(j)) {
     ++c->runs;
@@ -984,7 +995,7 @@ bool SchedulerImpl::Start(uint32_t run, Task*& task, std::optional<RunContext>& 
     Event e = MakeEvent(EventType::kStarted, r.job, now);
     e.scheduled_at = r.scheduled;
     e.attempt = r.attempt;
-    e.lateness = now - r.scheduled;
+    e.lateness = Duration(LatenessNs(now, r.scheduled));
     Emit(std::move(e));
   }
   return true;
@@ -1027,7 +1038,12 @@ void SchedulerImpl::Resolve(uint32_t run, const Status& status, Instant now) {
   ForgetRun(j, run);
   // A SetDelay while it ran (Run::rearm_at): the callback has returned, so
   // the job may take its cold record now.
-  if (r.rearm_at) Cold(j).rearm_at = *r.rearm_at;
+  if (r.rearm_at) {
+    const bool plain = !j.has_cold;
+    JobCold& c = Cold(j);
+    if (plain) c.runs = 1;  // this run, its first
+    c.rearm_at = *r.rearm_at;
+  }
   if (IsTerminal(j.state)) return;
   if (status.ok()) {
     ++stats_.succeeded;
@@ -1080,8 +1096,21 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
   failed.attempt = r.attempt;
   failed.message = c.last_error;
   Emit(failed);
+  // Out of attempts: a dead letter (a periodic job: this occurrence).
+  auto dead = [&] {
+    ++stats_.dead;
+    c.attempt = 1;
+    Event e = MakeEvent(EventType::kDead, slot, now);
+    e.scheduled_at = r.scheduled;
+    e.attempt = r.attempt;
+    e.message = "failed after " + std::to_string(r.attempt) + " attempt(s): " + c.last_error;
+    AddDeadLetter(e);
+    Emit(e);
+    return e.message;
+  };
   if (j.kind != JobKind::kOnce && c.auto_pause_after > 0 &&
       c.consecutive_failures >= c.auto_pause_after) {
+    if (r.attempt >= c.retry.max_attempts) dead();
     c.retry_pending = false;
     c.buffered = false;
     c.attempt = 1;
@@ -1097,7 +1126,11 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
   }
   if (r.attempt < c.retry.max_attempts) {
     const double unit = std::uniform_real_distribution<double>(0, 1)(rng_);
-    const Instant at = AddDuration(now, c.retry.DelayAfter(r.attempt, unit)).value_or(kInstantMax);
+    Instant at = AddDuration(now, c.retry.DelayAfter(r.attempt, unit)).value_or(kInstantMax);
+    if (c.rearm_at) {  // SetDelay while it ran: the retry goes there
+      at = *c.rearm_at;
+      c.rearm_at.reset();
+    }
     c.attempt = r.attempt + 1;
     ++stats_.retried;
     if (j.kind != JobKind::kOnce) {
@@ -1114,18 +1147,7 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
     Emit(std::move(e));
     return;
   }
-  // Out of attempts: a dead letter.
-  ++stats_.dead;
-  c.attempt = 1;
-  Event dead = MakeEvent(EventType::kDead, slot, now);
-  dead.scheduled_at = r.scheduled;
-  dead.attempt = r.attempt;
-  dead.message = "failed after " + std::to_string(r.attempt) + " attempt(s): " + c.last_error;
-  if (dead_letters_.size() >= options_.max_dead_letters && !dead_letters_.empty()) {
-    dead_letters_.erase(dead_letters_.begin());
-  }
-  if (options_.max_dead_letters > 0) dead_letters_.push_back(dead);
-  Emit(dead);
+  std::string why = dead();
   if (j.kind != JobKind::kOnce) {
     AfterOccurrence(slot, now);
     return;
@@ -1138,9 +1160,16 @@ void SchedulerImpl::ResolveFailure(uint32_t slot, const Run& r, const Status& st
     return;
   }
   Task released;  // held by the returning run: nothing to release here
-  std::vector<Task> released_children;
-  Terminate(slot, JobState::kDead, dead.message, now, released);
-  EndChildren(slot, JobState::kDead, now, released_children);
+  Terminate(slot, JobState::kDead, std::move(why), now, released);
+  EndChildren(slot, JobState::kDead, now, doomed_);  // their callables die unlocked
+}
+
+void SchedulerImpl::AddDeadLetter(const Event& dead) {
+  if (options_.max_dead_letters == 0) return;
+  if (dead_letters_.size() >= options_.max_dead_letters) {
+    dead_letters_.erase(dead_letters_.begin());
+  }
+  dead_letters_.push_back(dead);
 }
 
 // A periodic job's occurrence (with its retries) is over.
@@ -1174,15 +1203,17 @@ void SchedulerImpl::StopActiveRuns(Job& j) {
     r.stop.store(true, std::memory_order_release);
     r.resolved = true;         // its outcome no longer counts
     uint8_t queued = kQueued;  // and if it has not started, it never will
-    r.phase.compare_exchange_strong(queued, kDropped, std::memory_order_acq_rel);
+    const bool dropped =
+        r.phase.compare_exchange_strong(queued, kDropped, std::memory_order_acq_rel);
     run_wheel_.Remove(run);
+    return dropped;
   };
   if (JobCold* c = ColdOf(j)) {
     for (uint32_t run : c->runs_active) stop(run);
     c->active -= static_cast<uint32_t>(c->runs_active.size());
     c->runs_active.clear();
   } else if (j.run_active) {
-    stop(PlainRun(j));
+    j.ran = !stop(PlainRun(j));
     j.run_active = false;
   }
 }
@@ -1267,7 +1298,13 @@ void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
     plan.cron = c.cron;
     plan.first_given = c.release_at.has_value() || child.kind == JobKind::kEvery;
     plan.at = c.release_at.value_or(AddDuration(now, c.release_delay).value_or(kInstantMax));
-    FirstSchedule(*s, plan, now);
+    if (child.state == JobState::kPaused) {
+      // Paused meanwhile: Resume arms it (a one-shot at this deadline, or at
+      // once if it has passed by then).
+      if (child.kind == JobKind::kOnce) c.one_shot_at = plan.at;
+    } else {
+      FirstSchedule(*s, plan, now);
+    }
     if (!events_) continue;
     Event e = MakeEvent(EventType::kScheduled, *s, now);
     e.message = "parent " + IdText(slot) + " completed";
@@ -1289,7 +1326,7 @@ void SchedulerImpl::EndChildren(uint32_t slot, JobState parent_state, Instant no
       ++stats_.dead;
       Event dead = MakeEvent(EventType::kDead, *s, now);
       dead.message = why;
-      if (options_.max_dead_letters > 0) dead_letters_.push_back(dead);
+      AddDeadLetter(dead);
       Emit(std::move(dead));
     }
     Terminate(*s, parent_state, why, now, released.back());

@@ -45,12 +45,16 @@ void EventQueue::Loop() {
     Event e = std::move(queue_.front());
     queue_.pop_front();
     l.unlock();
-    // User code: a throwing observer must not take the engine down.
-    try {
-      if (observer_) observer_(e);
-      if (e.type == EventType::kDead && on_dead_letter_) on_dead_letter_(e);
-    } catch (...) {
-    }
+    // User code: a throwing observer must not take the engine down, nor keep
+    // the dead-letter hook from its call.
+    auto call = [&e](const std::function<void(const Event&)>& hook) {
+      try {
+        hook(e);
+      } catch (...) {
+      }
+    };
+    if (observer_) call(observer_);
+    if (e.type == EventType::kDead && on_dead_letter_) call(on_dead_letter_);
     l.lock();
     ++delivered_;
     cv_.notify_all();

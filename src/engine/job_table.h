@@ -155,6 +155,9 @@ struct Job {
   // Out of the wheel, handed ahead of its deadline (`word`, still) and
   // otherwise as it was (SchedulerImpl::ahead_).
   bool reserved : 1 = false;
+  // Without a cold record: its run had started when a cancel stopped it
+  // (JobInfo::runs).
+  bool ran : 1 = false;
 
   Job() : task() {}
   Job(const Job&) = delete;

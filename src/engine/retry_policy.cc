@@ -34,6 +34,9 @@ Duration RetryPolicy::DelayAfter(int attempt, double unit) const {
   }
   wait = std::min(wait, static_cast<double>(cap.count()));
   if (jitter) wait = wait / 2 + wait / 2 * std::clamp(unit, 0.0, 1.0);
+  // 2^63 and more (a cap of Duration::max() is 2^63 as a double) do not
+  // convert back: the longest duration there is.
+  if (wait >= 9.2e18) return Duration::max();
   return Duration(static_cast<int64_t>(wait));
 }
 

@@ -261,6 +261,7 @@ inline uint32_t SchedulerImpl::NewJob(JobKind kind, Task& task) {
   assert(!j.has_cold && !j.run_active && !j.run_held && !j.has_children);
   j.waits_parent = false;
   j.reserved = false;
+  j.ran = false;
   j.task = std::move(task);
   return slot;
 }
@@ -510,33 +511,38 @@ SchedulerImpl::RecentTicks SchedulerImpl::RecentTicksOf(const Job& j, Instant fr
 void SchedulerImpl::ApplySubmitMisfire(uint32_t slot, Instant first, Instant now) {
   Job& j = jobs_[slot];
   JobCold& c = *ColdOf(j);
-  // Ticks <= now, newest last; bounded by max_catch_up + 1.
+  // Ticks before now (a tick at now is due, not passed), newest last;
+  // bounded by max_catch_up + 1.
   std::vector<Instant> past;
   Instant t = first;
   uint64_t missed = 0;
-  while (t <= now) {
+  while (t < now) {
     ++missed;
     past.push_back(t);
     if (past.size() > static_cast<size_t>(c.max_catch_up)) past.erase(past.begin());
     std::optional<Instant> n = NextTick(j, t);
     if (!n) break;
-    if (j.kind == JobKind::kEvery && *n <= now && missed == 1) {
+    if (j.kind == JobKind::kEvery && *n < now && missed == 1) {
       // Jump over whole periods arithmetically; only the last few matter.
-      const int64_t k = (ToUnixNanos(now) - ToUnixNanos(*n)) / c.period.count();
-      const int64_t keep = std::min<int64_t>(k, c.max_catch_up + 1);
-      missed += static_cast<uint64_t>(k - keep);
-      t = *n + c.period * (k - keep);
+      // Unsigned: `first` may be as far back as kInstantMin.
+      const uint64_t p = static_cast<uint64_t>(c.period.count());
+      const uint64_t k =
+          (static_cast<uint64_t>(ToUnixNanos(now)) - static_cast<uint64_t>(ToUnixNanos(*n))) / p;
+      const uint64_t skip = k - std::min<uint64_t>(k, static_cast<uint64_t>(c.max_catch_up) + 1);
+      missed += skip;
+      t = FromUnixNanos(static_cast<int64_t>(static_cast<uint64_t>(ToUnixNanos(*n)) + p * skip));
       continue;
     }
     t = *n;
-    if (missed >= kMaxTickScan && t <= now) {
+    if (missed >= kMaxTickScan && t < now) {
       // Far behind: a per-second cron restored after a month took a second
       // of ticks one by one, holding the lock. The last ticks come from a
       // window before now instead (RecentTicks).
-      const int64_t seen = ToUnixNanos(t) - ToUnixNanos(first);
+      const uint64_t seen =
+          static_cast<uint64_t>(ToUnixNanos(t)) - static_cast<uint64_t>(ToUnixNanos(first));
       const RecentTicks recent =
-          RecentTicksOf(j, t, now, static_cast<size_t>(c.max_catch_up),
-                        std::max<int64_t>(1, seen / static_cast<int64_t>(missed)));
+          RecentTicksOf(j, t, now - Duration(1), static_cast<size_t>(c.max_catch_up),
+                        static_cast<int64_t>(std::max<uint64_t>(1, seen / missed)));
       missed += recent.before + recent.count;
       past = recent.ticks;
       t = recent.next;
@@ -572,6 +578,7 @@ Status SchedulerImpl::RegisterHandler(std::string type, Handler handler) {
   if (type.empty()) return Status::InvalidArgument("handler type: must not be empty");
   if (!handler) return Status::InvalidArgument("handler: empty function");
   Lock l = Acquire();
+  if (shutting_down_) return Status::ShuttingDown("scheduler is shutting down");
   if (!handlers_.emplace(type, std::move(handler)).second) {
     return Status::AlreadyExists("handler type " + Quote(type) + " is already registered");
   }
@@ -758,6 +765,17 @@ Status SchedulerImpl::Resume(JobRef ref) {
     }
     const Instant now = clock_->Now();
     JobCold& c = Cold(j);
+    if (j.waits_parent) {    // back to waiting for its parent: nothing to arm
+      if (c.resume_delay) {  // set while paused: counts from the release
+        c.release_delay = *c.resume_delay;
+        c.release_at.reset();
+      }
+      c.resume_delay.reset();
+      c.reason.clear();
+      SetState(j, JobState::kWaiting);
+      Emit(MakeEvent(EventType::kResumed, slot, now));
+      return Status();
+    }
     std::optional<Instant> next;
     if (c.resume_delay) {
       next = AddDuration(now, *c.resume_delay);
@@ -770,7 +788,7 @@ Status SchedulerImpl::Resume(JobRef ref) {
     c.resume_delay.reset();
     c.reason.clear();
     c.consecutive_failures = 0;
-    c.attempt = 1;
+    if (j.kind != JobKind::kOnce) c.attempt = 1;  // a one-shot's retries go on
     SetState(j, JobState::kWaiting);
     if (!next) next = kInstantMax;
     if (j.kind != JobKind::kOnce) c.next_tick = *next;
@@ -815,9 +833,11 @@ Status SchedulerImpl::SetDelay(JobRef ref, Duration delay) {
           runs_[PlainRun(j)].rearm_at = *at;  // the next run, after this one
         } else if (j.kind == JobKind::kOnce) {
           Cold(j).rearm_at = *at;
+        } else if (Cold(j).pause_after_run) {
+          Cold(j).resume_delay = delay;  // paused after this run: from the resume
         } else {
           Cold(j).next_tick = *at;
-          if (!Cold(j).pause_after_run) Arm(slot, *at);
+          Arm(slot, *at);
         }
         break;
       default:
@@ -852,7 +872,13 @@ Status SchedulerImpl::SetPeriod(JobRef ref, Duration period) {
                                 std::string(JobKindName(j.kind)) +
                                 " job; only periodic (every) jobs have a period");
   }
-  ColdOf(j)->period = period;  // the next run stays where it is
+  JobCold& c = *ColdOf(j);
+  // The tick after the next one must be an instant: the job would stop there.
+  const Instant now = clock_->Now();
+  if (!AddDuration(c.next_tick != kInstantMax ? std::max(c.next_tick, now) : now, period)) {
+    return Status::InvalidArgument("period: the next run + period overflows the time range");
+  }
+  c.period = period;  // the next run stays where it is
   return Status();
 }
 
@@ -1041,7 +1067,7 @@ JobInfo SchedulerImpl::MakeInfo(uint32_t slot) const {
     if (j.waits_parent) info.parent = c->parent.ToString();
   } else {
     info.attempt = 1;
-    info.runs = (j.state == JobState::kRunning || j.state == JobState::kCompleted) ? 1 : 0;
+    info.runs = (j.state == JobState::kRunning || j.state == JobState::kCompleted || j.ran) ? 1 : 0;
   }
   if (info.reason.empty() && info.state == JobState::kCancelled) info.reason = "cancelled";
   return info;

@@ -47,6 +47,16 @@
 
 namespace ax::internal {
 
+// now - scheduled in ns, saturated: a job due at kInstantMin is later than
+// int64 counts.
+inline int64_t LatenessNs(Instant now, Instant scheduled) {
+  int64_t out = 0;
+  if (__builtin_sub_overflow(ToUnixNanos(now), ToUnixNanos(scheduled), &out)) {
+    return now > scheduled ? INT64_MAX : INT64_MIN;
+  }
+  return out;
+}
+
 class SchedulerImpl final : public Scheduler {
  public:
   explicit SchedulerImpl(SchedulerOptions options);
@@ -452,6 +462,12 @@ class SchedulerImpl final : public Scheduler {
   bool cancels_draining_ = false;        // taking the marks there are
   std::vector<uint32_t> draining_;       // scratch of DrainCancels
   std::vector<Event> dead_letters_;
+  // Lists a dead letter, the oldest dropped beyond max_dead_letters.
+  void AddDeadLetter(const Event& dead);
+  // Callables let go under mu_ where no caller takes them (the children of a
+  // job that died in a run): destroyed once the lock is let go (TakeDoomed).
+  std::vector<Task> doomed_;
+  std::vector<Task> TakeDoomed() { return std::exchange(doomed_, {}); }
   // Records in use by state, kept by SetState: GetStats's gauges without a
   // scan of every record under the lock (2.4 ms at a million jobs).
   static constexpr size_t kJobStates = static_cast<size_t>(JobState::kDead) + 1;

@@ -35,7 +35,9 @@ void LatenessHistogram::Record(int64_t lateness_ns) {
   }
   ++counts[i];
   ++count;
-  sum_ns += lateness_ns;
+  if (__builtin_add_overflow(sum_ns, lateness_ns, &sum_ns)) {  // jobs due in 1677
+    sum_ns = lateness_ns > 0 ? INT64_MAX : INT64_MIN;
+  }
   max_ns = std::max(max_ns, lateness_ns);
 }
 

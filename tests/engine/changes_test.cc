@@ -292,5 +292,143 @@ TEST_F(DependencyTest, Engine_2_9_ParentMustBeALiveOneShotJob) {
   EXPECT_EQ(runs, 1);
 }
 
+// A child that waits for its parent and is paused and resumed meanwhile goes
+// back to waiting for it: it ran at once before, scheduled at the epoch.
+TEST_F(ChangesTest, Engine_2_9_AChildResumedBeforeItsParentCompletesStillWaitsForIt) {
+  std::atomic<int> once{0};
+  std::atomic<int> every{0};
+  Result<JobId> p = s_->After(seconds(100), [] {});
+  ASSERT_TRUE(p.ok());
+  JobOptions o;
+  o.parent = p->ToString();
+  Result<JobId> c = s_->After(
+      seconds(5), [&] { ++once; }, o);
+  Result<JobId> e = s_->Every(
+      seconds(5), [&] { ++every; }, o);
+  ASSERT_TRUE(c.ok() && e.ok());
+  for (JobId id : {*c, *e}) {
+    AX_ASSERT_OK(s_->Pause(id));
+    AX_ASSERT_OK(s_->Resume(id));
+    EXPECT_EQ(InfoOf(id).state, JobState::kWaiting);
+    EXPECT_FALSE(InfoOf(id).next_run.has_value());
+  }
+  AX_ASSERT_OK(s_->SetDelay(*c, seconds(1)));  // from the parent's success, still
+  for (int i = 0; i < 10; ++i) Advance(seconds(5));
+  EXPECT_EQ(once, 0);
+  EXPECT_EQ(every, 0);
+  Advance(seconds(50));  // the parent completes at +100 s
+  EXPECT_EQ(InfoOf(*c).next_run, kStart + seconds(101));
+  Advance(seconds(5));
+  EXPECT_EQ(once, 1);
+  EXPECT_EQ(every, 1);
+}
+
+// A child paused while it waits, released by its parent meanwhile: it stays
+// paused with no next run, and its deadline (parent's success + delay) holds
+// at the resume.
+TEST_F(ChangesTest, Engine_2_9_APausedChildReleasedByItsParentRunsAtItsDeadlineAfterResume) {
+  std::mutex mu;
+  std::vector<Instant> scheduled;
+  std::vector<Instant> ran;
+  Result<JobId> p = s_->After(seconds(10), [] {});
+  JobOptions o;
+  o.parent = p->ToString();
+  Result<JobId> c = s_->After(
+      seconds(5),
+      [&](const RunContext& ctx) {
+        std::lock_guard<std::mutex> l(mu);
+        scheduled.push_back(ctx.scheduled_at());
+        ran.push_back(s_->Now());
+      },
+      o);
+  AX_ASSERT_OK(s_->Pause(*c));
+  Advance(seconds(10));  // the parent completes: the child is due at +15 s
+  EXPECT_EQ(InfoOf(*c).state, JobState::kPaused);
+  EXPECT_FALSE(InfoOf(*c).next_run.has_value());
+  Advance(seconds(1));
+  AX_ASSERT_OK(s_->Resume(*c));
+  EXPECT_EQ(InfoOf(*c).next_run, kStart + seconds(15));
+  Advance(seconds(4));
+  std::lock_guard<std::mutex> l(mu);
+  ASSERT_EQ(ran.size(), 1u);
+  EXPECT_EQ(ran[0], kStart + seconds(15));
+  EXPECT_EQ(scheduled[0], kStart + seconds(15));
+}
+
+// SetDelay on a running one-shot job whose run then fails with retries left:
+// the retry goes to the delay set (engine.md: "runs again at now + delay
+// after the current run, whatever its outcome"), not to both.
+TEST_F(ChangesTest, Engine_2_8_SetDelayOnARunningOneShotThatFailsRetriesAtTheDelay) {
+  Gate started;
+  Gate release;
+  std::mutex mu;
+  std::vector<Instant> scheduled;
+  std::vector<int> attempts;
+  JobOptions o;
+  o.retry = RetryPolicy::Fixed(3, seconds(10));
+  Result<JobId> a = s_->After(
+      seconds(1),
+      [&](const RunContext& ctx) -> Status {
+        bool first = false;
+        {
+          std::lock_guard<std::mutex> l(mu);
+          scheduled.push_back(ctx.scheduled_at());
+          attempts.push_back(ctx.attempt());
+          first = scheduled.size() == 1;
+        }
+        if (!first) return Status();
+        started.Open();
+        release.Wait();
+        return Status::Internal("fail");
+      },
+      o);
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  AX_ASSERT_OK(s_->SetDelay(*a, seconds(5)));
+  release.Open();
+  Settle();
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(6));
+  Advance(seconds(30));
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(scheduled, (std::vector<Instant>{kStart + seconds(1), kStart + seconds(6)}));
+  EXPECT_EQ(attempts, (std::vector<int>{1, 2}));
+  EXPECT_EQ(InfoOf(*a).state, JobState::kCompleted);
+}
+
+// SetDelay on a running periodic job that pauses after this run: the delay
+// counts from the resume, as for a paused job (2.3's table).
+TEST_F(ChangesTest, Engine_2_8_SetDelayOnARunningJobThatPausesCountsFromTheResume) {
+  Gate started;
+  Gate release;
+  std::atomic<int> n{0};
+  Result<JobId> a = s_->Every(seconds(10), [&] {
+    if (++n == 1) {
+      started.Open();
+      release.Wait();
+    }
+  });
+  clock_->Advance(seconds(10));
+  ASSERT_TRUE(started.Wait());
+  AX_ASSERT_OK(s_->Pause(*a));
+  AX_ASSERT_OK(s_->SetDelay(*a, seconds(3)));
+  release.Open();
+  Settle();
+  EXPECT_EQ(InfoOf(*a).state, JobState::kPaused);
+  Advance(seconds(50));
+  AX_ASSERT_OK(s_->Resume(*a));
+  EXPECT_EQ(InfoOf(*a).next_run, clock_->Now() + seconds(3));
+}
+
+// A period whose next tick would overflow is refused; accepted, the job
+// stopped for good after its next run.
+TEST_F(ChangesTest, Engine_2_12_SetPeriodThatWouldOverflowIsInvalid) {
+  std::atomic<int> runs{0};
+  Result<JobId> a = s_->Every(seconds(1), [&] { ++runs; });
+  EXPECT_TRUE(HasCode(s_->SetPeriod(*a, Duration::max()), StatusCode::kInvalidArgument));
+  Advance(seconds(1));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(2));
+}
+
 }  // namespace
 }  // namespace ax::testing

@@ -1,5 +1,8 @@
 // SPEC 2.6 (failure, retries, dead letters, auto-pause) and 2.7 (run
 // context, timeouts, slow runs, stop on cancel).
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <thread>
 
 #include "fixture.h"
@@ -300,6 +303,133 @@ TEST_F(FailureTest, Engine_2_7_SlowRunRaisesAnEvent) {
   Settle();
   EXPECT_EQ(CountEvents(*a, EventType::kSlow), 1u);
   EXPECT_EQ(InfoOf(*a).state, JobState::kCompleted);  // slow is not failed
+}
+
+// Pausing and resuming a one-shot job between its attempts keeps its count:
+// the callback saw attempt 1 twice, and the job made three of its two.
+TEST_F(FailureTest, Engine_2_6_PauseAndResumeBetweenAttemptsKeepsTheAttemptCount) {
+  std::mutex mu;
+  std::vector<int> attempts;
+  JobOptions o;
+  o.retry = RetryPolicy::Fixed(2, seconds(10));
+  Result<JobId> a = s_->After(
+      seconds(1),
+      [&](const RunContext& ctx) -> Status {
+        std::lock_guard<std::mutex> l(mu);
+        attempts.push_back(ctx.attempt());
+        return Status::Internal("fail");
+      },
+      o);
+  Advance(seconds(1));
+  AX_ASSERT_OK(s_->Pause(*a));
+  AX_ASSERT_OK(s_->Resume(*a));
+  Advance(seconds(10));
+  Advance(seconds(10));
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(attempts, (std::vector<int>{1, 2}));
+  EXPECT_EQ(InfoOf(*a).state, JobState::kDead);
+}
+
+// A throwing observer is ignored (engine.md), and the dead-letter hook is
+// still called: both were in one try block.
+TEST_F(FailureTest, Engine_2_6_AThrowingObserverDoesNotKeepTheDeadLetterHookFromItsCall) {
+  std::atomic<int> hooks{0};
+  Start(2, [&](SchedulerOptions& so) {
+    so.observer = [](const Event&) { throw std::runtime_error("observer bug"); };
+    so.on_dead_letter = [&](const Event&) { ++hooks; };
+  });
+  Result<JobId> a = s_->After(seconds(1), [] { throw std::runtime_error("x"); });
+  Advance(seconds(1));
+  EXPECT_EQ(InfoOf(*a).state, JobState::kDead);
+  EXPECT_EQ(hooks, 1);
+}
+
+// A backoff past int64 (a cap of Duration::max()) is the longest duration,
+// not a negative one that retried at once.
+TEST_F(FailureTest, Engine_2_12_AHugeBackoffIsTheLongestDurationNotANegativeOne) {
+  EXPECT_EQ(RetryPolicy::Fixed(2, Duration::max()).DelayAfter(1, 0), Duration::max());
+  EXPECT_EQ(RetryPolicy::Exponential(100, hours(1), Duration::max()).DelayAfter(40, 0),
+            Duration::max());
+  std::atomic<int> runs{0};
+  JobOptions o;
+  o.retry = RetryPolicy::Fixed(2, Duration::max());
+  Result<JobId> a = s_->After(
+      seconds(1),
+      [&]() -> Status {
+        ++runs;
+        return Status::Internal("f");
+      },
+      o);
+  Advance(seconds(1));
+  Advance(hours(24 * 365));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(InfoOf(*a).state, JobState::kWaiting);
+  EXPECT_EQ(InfoOf(*a).next_run, kInstantMax);
+}
+
+// The children that die with their parent are dead letters within
+// max_dead_letters, like any other.
+TEST_F(FailureTest, Engine_2_6_ChildrenDeadWithTheirParentKeepTheDeadLetterBound) {
+  Start(2, [](SchedulerOptions& so) { so.max_dead_letters = 1; });
+  Result<JobId> p = s_->After(seconds(1), [] { throw std::runtime_error("x"); });
+  JobOptions o;
+  o.parent = p->ToString();
+  ASSERT_TRUE(s_->After(
+                    seconds(1), [] {}, o)
+                  .ok());
+  Result<JobId> last = s_->After(
+      seconds(1), [] {}, o);
+  Advance(seconds(1));
+  EXPECT_EQ(s_->GetStats().dead, 3u);
+  ASSERT_EQ(s_->DeadLetters().size(), 1u);
+  EXPECT_EQ(s_->DeadLetters()[0].id, *last);
+}
+
+// The failure that auto-pauses a periodic job ends its occurrence like any
+// other last attempt: dead, a dead letter, then paused.
+TEST_F(FailureTest, Engine_2_6_TheFailureThatAutoPausesIsADeadLetterToo) {
+  JobOptions o;
+  o.auto_pause_after = 2;
+  Result<JobId> a = s_->Every(
+      seconds(1), []() -> Status { return Status::Internal("bad"); }, o);
+  Advance(seconds(1));
+  Advance(seconds(1));
+  EXPECT_EQ(InfoOf(*a).state, JobState::kPaused);
+  EXPECT_EQ(s_->GetStats().dead, 2u);
+  EXPECT_EQ(s_->DeadLetters().size(), 2u);
+  EXPECT_EQ(CountEvents(*a, EventType::kDead), 2u);
+}
+
+// The callables of children that die with their parent are destroyed after
+// the engine lock is let go: one whose destructor calls the scheduler
+// deadlocked the worker.
+struct CallsTheSchedulerWhenDestroyed {
+  Scheduler* s;
+  explicit CallsTheSchedulerWhenDestroyed(Scheduler* sched) : s(sched) {}
+  CallsTheSchedulerWhenDestroyed(CallsTheSchedulerWhenDestroyed&& o) noexcept : s(o.s) {
+    o.s = nullptr;
+  }
+  ~CallsTheSchedulerWhenDestroyed() {
+    if (s != nullptr) (void)s->GetStats();
+  }
+  void operator()() const {}
+};
+TEST_F(FailureTest, Engine_2_4_ChildrenOfADeadParentAreDestroyedUnlocked) {
+  std::promise<void> done;
+  std::thread watchdog([f = done.get_future()] {
+    if (f.wait_for(seconds(20)) == std::future_status::timeout) {
+      std::fprintf(stderr, "deadlock: a child's destructor waited for the engine lock\n");
+      std::_Exit(1);
+    }
+  });
+  Result<JobId> p = s_->After(seconds(1), [] { throw std::runtime_error("x"); });
+  JobOptions o;
+  o.parent = p->ToString();
+  Result<JobId> c = s_->After(seconds(1), CallsTheSchedulerWhenDestroyed(s_.get()), o);
+  Advance(seconds(1));
+  done.set_value();
+  watchdog.join();
+  EXPECT_EQ(InfoOf(*c).state, JobState::kDead);
 }
 
 }  // namespace

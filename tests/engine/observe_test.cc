@@ -223,5 +223,95 @@ TEST_F(ObserveTest, Engine_2_11_NoThreadOutlivesTheScheduler) {
   EXPECT_EQ(ThreadCount(), before);
 }
 
+// A job without options that a SetDelay reran counts both runs.
+TEST_F(ObserveTest, Engine_2_10_InfoCountsTheRunsOfAJobRerunBySetDelay) {
+  Gate started;
+  Gate release;
+  std::atomic<int> runs{0};
+  Result<JobId> a = s_->After(seconds(1), [&] {
+    if (runs++ == 0) {
+      started.Open();
+      release.Wait();
+    }
+  });
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  AX_ASSERT_OK(s_->SetDelay(*a, seconds(3)));
+  release.Open();
+  Settle();
+  EXPECT_EQ(InfoOf(*a).runs, 1u);
+  Advance(seconds(3));
+  ASSERT_EQ(runs, 2);
+  EXPECT_EQ(InfoOf(*a).runs, 2u);
+}
+
+// A job without options cancelled while it runs has made that run.
+TEST_F(ObserveTest, Engine_2_10_InfoCountsTheRunOfAJobCancelledWhileItRuns) {
+  Gate started;
+  Gate release;
+  Result<JobId> a = s_->After(seconds(1), [&] {
+    started.Open();
+    release.Wait();
+  });
+  Result<JobId> b = s_->After(seconds(5), [] {});
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  AX_ASSERT_OK(s_->Cancel(*a));
+  AX_ASSERT_OK(s_->Cancel(*b));
+  release.Open();
+  Settle();
+  EXPECT_EQ(InfoOf(*a).runs, 1u);
+  EXPECT_EQ(InfoOf(*b).runs, 0u);
+}
+
+// Jobs due at the far past: their lateness (centuries) saturates rather than
+// overflowing the histogram's sum (UBSan stopped here).
+TEST_F(ObserveTest, Engine_2_10_LatenessOfJobsDueLongAgoSaturates) {
+  std::atomic<int> n{0};
+  ASSERT_TRUE(s_->At(kInstantMin, [&] { ++n; }).ok());
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(s_->At(Instant{}, [&] { ++n; }).ok());
+  Settle();
+  EXPECT_EQ(n, 7);
+  const Stats st = s_->GetStats();
+  EXPECT_EQ(st.lateness.count, 7u);
+  EXPECT_EQ(st.lateness.sum_ns, INT64_MAX);
+  EXPECT_EQ(st.lateness.max_ns, INT64_MAX);
+}
+
+// Stats::running counts jobs Running, busy_workers the runs: two runs of one
+// concurrent job are one and two.
+TEST_F(ObserveTest, Engine_2_10_RunningCountsJobsAndBusyWorkersRuns) {
+  Gate second;
+  Gate release;
+  std::atomic<int> n{0};
+  JobOptions o;
+  o.overlap = Overlap::kConcurrent;
+  Result<JobId> a = s_->Every(
+      seconds(1),
+      [&] {
+        const int k = ++n;
+        if (k > 2) return;
+        if (k == 2) second.Open();
+        release.Wait();
+      },
+      o);
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(s_->WaitDispatched());
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(second.Wait());
+  const Stats st = s_->GetStats();
+  EXPECT_EQ(st.busy_workers, 2u);
+  EXPECT_EQ(st.running, 1u);
+  release.Open();
+  Settle();
+}
+
+TEST_F(ObserveTest, Engine_2_11_RegisterHandlerAfterShutdownIsShuttingDown) {
+  (void)s_->Shutdown(seconds(1));
+  EXPECT_TRUE(HasCode(
+      s_->RegisterHandler("t", [](const RunContext&, std::string_view) { return Status(); }),
+      StatusCode::kShuttingDown));
+}
+
 }  // namespace
 }  // namespace ax::testing

@@ -191,8 +191,8 @@ TEST_F(PeriodicTest, Engine_2_5_CronFarBehindRunsItsNewestTickAndCountsTheRest) 
 }
 
 TEST_F(PeriodicTest, Engine_2_5_MisfiresOfCenturiesOfSecondlyTicks) {
-  const Duration down = hours(24 * 91'312);                              // 250 years
-  const uint64_t missed = static_cast<uint64_t>(down / seconds(1)) + 1;  // first .. kStart
+  const Duration down = hours(24 * 91'312);                          // 250 years
+  const uint64_t missed = static_cast<uint64_t>(down / seconds(1));  // first .. kStart - 1 s
   auto submit = [&](Misfire m) {
     JobOptions o;
     o.misfire = m;
@@ -205,30 +205,34 @@ TEST_F(PeriodicTest, Engine_2_5_MisfiresOfCenturiesOfSecondlyTicks) {
         },
         o);
   };
+  auto clear = [this] {
+    std::lock_guard<std::mutex> l(mu_);
+    scheduled_.clear();
+  };
+  // The tick at kStart (now) is due, not missed: it runs in each.
   Result<JobId> skip = submit(Misfire::kSkip);
   ASSERT_TRUE(skip.ok());
   Settle();
-  EXPECT_TRUE(Scheduled().empty());
+  EXPECT_EQ(Scheduled(), std::vector<Instant>{kStart});
   EXPECT_EQ(InfoOf(*skip).skips, missed);
   EXPECT_EQ(InfoOf(*skip).next_run, kStart + seconds(1));
   AX_ASSERT_OK(s_->Cancel(*skip));
 
+  // One run now: kStart's, the tick a second before it missed in turn.
+  clear();
   Result<JobId> once = submit(Misfire::kOnce);
   ASSERT_TRUE(once.ok());
   Settle();
   EXPECT_EQ(Scheduled(), std::vector<Instant>{kStart});
-  EXPECT_EQ(InfoOf(*once).skips, missed - 1);
+  EXPECT_EQ(InfoOf(*once).skips, missed);
   AX_ASSERT_OK(s_->Cancel(*once));
 
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    scheduled_.clear();
-  }
+  clear();
   Result<JobId> all = submit(Misfire::kAll);
   ASSERT_TRUE(all.ok());
   Settle();
   std::vector<Instant> want;
-  for (int k = 4; k >= 0; --k) want.push_back(kStart - seconds(k));
+  for (int k = 5; k >= 0; --k) want.push_back(kStart - seconds(k));
   EXPECT_EQ(Scheduled(), want);
   EXPECT_EQ(InfoOf(*all).skips, missed - 5);
   EXPECT_EQ(InfoOf(*all).next_run, kStart + seconds(1));
@@ -320,6 +324,45 @@ TEST_F(PeriodicTest, Engine_3_3_CronJobWithNoInstantLeftIsDeadAndRetired) {
   Settle();
   EXPECT_TRUE(HasCode(s_->Info(*a).status(), StatusCode::kNotFound));
   EXPECT_EQ(InfoOf(*b).state, JobState::kCompleted);
+}
+
+// Late by exactly a period: the older tick's successor is due too, so it is
+// missed, and the newest runs (it ran the older one, and then skipped the
+// newest as an overlap).
+TEST_F(PeriodicTest, Engine_2_5_ATickLateByExactlyAPeriodIsMissedAndTheNewestRuns) {
+  Result<JobId> a = Record(seconds(10));
+  Advance(seconds(30));
+  EXPECT_EQ(Scheduled(), std::vector<Instant>{kStart + seconds(30)});
+  EXPECT_EQ(InfoOf(*a).skips, 2u);
+  EXPECT_EQ(InfoOf(*a).next_run, kStart + seconds(40));
+}
+
+// A first tick at now is due, not passed: it runs. One before now has passed
+// and is a misfire (SPEC 3.5), skipped by default.
+TEST_F(PeriodicTest, Engine_3_5_AFirstTickAtNowRunsOneBeforeNowIsAMisfire) {
+  Result<JobId> now = s_->Every(seconds(10), clock_->Now(), [] {});
+  Result<JobId> before = s_->Every(seconds(10), clock_->Now() - seconds(1), [] {});
+  Settle();
+  EXPECT_EQ(InfoOf(*now).runs, 1u);
+  EXPECT_EQ(InfoOf(*now).skips, 0u);
+  EXPECT_EQ(InfoOf(*before).runs, 0u);
+  EXPECT_EQ(InfoOf(*before).skips, 1u);
+  EXPECT_EQ(InfoOf(*before).next_run, kStart + seconds(9));
+}
+
+// A first tick at the far end of the range: the ticks since are counted
+// without overflowing (UBSan stopped here).
+TEST_F(PeriodicTest, Engine_2_12_AFirstTickAtTheStartOfTheRangeIsCountedWithoutOverflow) {
+  JobOptions o;
+  o.misfire = Misfire::kOnce;
+  Result<JobId> a = s_->Every(
+      seconds(1), kInstantMin, [] {}, o);
+  ASSERT_TRUE(a.ok());
+  Settle();
+  const JobInfo info = InfoOf(*a);
+  EXPECT_EQ(info.runs, 1u);
+  EXPECT_GT(info.skips, 9'000'000'000u);  // 292 years of seconds
+  EXPECT_GT(info.next_run, clock_->Now());
 }
 
 }  // namespace
