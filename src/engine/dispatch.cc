@@ -319,6 +319,7 @@ uint32_t SchedulerImpl::NewRun(uint32_t slot, int attempt, Instant scheduled) {
   r.stop.store(false, std::memory_order_relaxed);
   r.resolved = false;
   r.slow_done = false;
+  r.let_go = false;
   r.timeout_at = kInstantMax;
   r.slow_at = kInstantMax;
   if (JobCold* c = ColdOf(j)) {
@@ -1010,10 +1011,12 @@ void SchedulerImpl::FinishHeld(Task& released) {
 
 void SchedulerImpl::ReleaseRun(uint32_t run, Task& released) {
   Run& r = runs_[run];
-  Job& j = jobs_[r.job];
   run_wheel_.Remove(run);
-  AddHeld(j, -1);
-  if (Held(j) == 0 && IsTerminal(j.state) && TaskOf(j)) released = std::move(TaskOf(j));
+  if (!r.let_go) {
+    Job& j = jobs_[r.job];
+    AddHeld(j, -1);
+    if (Held(j) == 0 && IsTerminal(j.state) && TaskOf(j)) released = std::move(TaskOf(j));
+  }
   r.job = kNoIndex;
   runs_.Release(run);
 }
@@ -1206,6 +1209,10 @@ void SchedulerImpl::StopActiveRuns(Job& j) {
     const bool dropped =
         r.phase.compare_exchange_strong(queued, kDropped, std::memory_order_acq_rel);
     run_wheel_.Remove(run);
+    if (dropped) {  // SPEC 2.3: a cancel releases the callable at once
+      r.let_go = true;
+      AddHeld(j, -1);
+    }
     return dropped;
   };
   if (JobCold* c = ColdOf(j)) {

@@ -188,6 +188,10 @@ struct Run {
   std::atomic<uint8_t> phase{kQueued};
   bool resolved = false;  // outcome decided (returned, timed out, replaced, cancelled)
   bool slow_done = false;
+  // Dropped before it started (a cancel, a replace): its hold on the job's
+  // callable is let go then, so that a cancel destroys the callable at once,
+  // not when a worker comes to the run; ReleaseRun leaves the job alone.
+  bool let_go = false;
   // SetDelay on a running job without a cold record: run again at this
   // instant after this run. It goes to the cold record when the run is
   // resolved, when the callable may move.

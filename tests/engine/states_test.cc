@@ -213,6 +213,39 @@ TEST_F(StatesTest, Engine_2_3_CancelOfARunningJobReleasesWhenTheRunEnds) {
   EXPECT_EQ(capture.use_count(), 1);
 }
 
+// A job whose run waits in the queue behind a busy worker (Running, not
+// started): a cancel drops the run and releases the callable at once. It
+// stayed until a worker came to the dropped run (300 ms behind a slow
+// callback, or any time). A periodic job's replaced run lets go the same way.
+TEST_F(StatesTest, Engine_2_3_CancelOfAQueuedRunReleasesAtOnce) {
+  for (const bool observed : {true, false}) {
+    Start(1, [observed](SchedulerOptions& o) {
+      if (!observed) o.observer = nullptr;
+    });
+    Gate started;
+    Gate release;
+    ASSERT_TRUE(s_->After(seconds(1), [&] {
+                    started.Open();
+                    release.Wait();
+                  }).ok());
+    auto capture = std::make_shared<int>(7);
+    std::atomic<int> runs{0};
+    Result<JobId> a = s_->After(seconds(1), [&runs, capture] { ++runs; });
+    clock_->Advance(seconds(1));
+    ASSERT_TRUE(started.Wait());
+    ASSERT_TRUE(s_->WaitDispatched());
+    EXPECT_EQ(InfoOf(*a).state, JobState::kRunning) << observed;
+    EXPECT_EQ(s_->GetStats().queue_depth, 1u);
+    AX_ASSERT_OK(s_->Cancel(*a));
+    EXPECT_EQ(capture.use_count(), 1) << observed;
+    release.Open();
+    Settle();
+    EXPECT_EQ(runs, 0);
+    EXPECT_EQ(InfoOf(*a).state, JobState::kCancelled);
+    EXPECT_EQ(InfoOf(*a).runs, 0u);
+  }
+}
+
 TEST_F(StatesTest, Engine_2_3_CompletedJobsReleaseTheirCallback) {
   auto capture = std::make_shared<int>(7);
   ASSERT_TRUE(s_->After(seconds(1), [capture] {}).ok());
