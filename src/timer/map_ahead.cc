@@ -35,18 +35,23 @@ struct Queue {
   std::condition_variable cv;
   std::deque<Pending> requests;
   const void* busy = nullptr;  // owner of the request being served
-  bool started = false;
-  bool failed = false;  // the thread could not start
+  std::thread thread;
+  bool running = false;  // the thread serves requests, or waits for them
+  bool quit = false;     // StopIdle: the thread ends once out of requests
+  bool failed = false;   // the thread could not start
 
   void Push(Pending r) {
     std::lock_guard<std::mutex> l(mu);
-    if (!started) {
-      started = true;
+    if (!running && !failed) {
+      // An ended thread takes mu_ no more: joined under it.
+      if (thread.joinable()) thread.join();
       try {
-        std::thread([this] {
+        thread = std::thread([this] {
           pthread_setname_np(pthread_self(), "ax-mapahead");
           Serve();
-        }).detach();
+        });
+        running = true;
+        quit = false;
       } catch (const std::system_error&) {
         failed = true;
       }
@@ -62,7 +67,8 @@ struct Queue {
   void Serve() {
     std::unique_lock<std::mutex> l(mu);
     for (;;) {
-      cv.wait(l, [this] { return !requests.empty(); });
+      cv.wait(l, [this] { return !requests.empty() || quit; });
+      if (requests.empty()) break;
       const Pending r = std::move(requests.front());
       requests.pop_front();
       busy = r.owner;
@@ -72,11 +78,13 @@ struct Queue {
       busy = nullptr;
       cv.notify_all();
     }
+    running = false;
+    cv.notify_all();
   }
 };
 
 // Never destroyed: owners may outlive static destruction (a scheduler kept
-// in a static), and the thread waits on it until the process ends.
+// in a static), and the thread may wait on it until the process ends.
 Queue& TheQueue() {
   static auto* queue = new Queue;
   return *queue;
@@ -97,6 +105,20 @@ void MapAhead::Forget(const void* owner) {
   std::unique_lock<std::mutex> l(q.mu);
   std::erase_if(q.requests, [owner](const Pending& r) { return r.owner == owner; });
   q.cv.wait(l, [&q, owner] { return q.busy != owner; });
+}
+
+void MapAhead::StopIdle() {
+  Queue& q = TheQueue();
+  std::unique_lock<std::mutex> l(q.mu);
+  if (q.running) {
+    if (!q.requests.empty() || q.busy != nullptr) return;  // another owner's work
+    q.quit = true;
+    q.cv.notify_all();
+    q.cv.wait(l, [&q] { return !q.running; });
+  }
+  std::thread ended = std::move(q.thread);
+  l.unlock();
+  if (ended.joinable()) ended.join();
 }
 
 void MapAhead::Drain() {

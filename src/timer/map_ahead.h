@@ -12,8 +12,10 @@
 // page some thread has written to costs nothing more. So Touch writes to the
 // pages of memory its owner hands over until the thread is done.
 //
-// One process-wide thread, started at the first request and never stopped;
-// requests are served in order. If the thread cannot start, requests are
+// One process-wide thread, started at the first request and stopped by
+// StopIdle (a scheduler's end: SPEC 2.11, no thread outlives it) when no
+// other owner's requests are queued; the next request starts it again.
+// Requests are served in order. If the thread cannot start, requests are
 // dropped and the owner faults its pages in as before.
 #pragma once
 
@@ -41,6 +43,18 @@ class MapAhead {
   static void Forget(const void* owner);
   // Waits until every request queued so far has been served.
   static void Drain();
+  // Ends and joins the thread if it has nothing queued or under way; with
+  // another owner's requests, leaves it to them. Call it once the owners
+  // that are ending have been destroyed.
+  static void StopIdle();
+  // A member whose destructor calls StopIdle: declared before the members
+  // that own memory MapAhead serves, it ends after them.
+  struct StopWhenIdle {
+    StopWhenIdle() = default;
+    StopWhenIdle(const StopWhenIdle&) = delete;
+    StopWhenIdle& operator=(const StopWhenIdle&) = delete;
+    ~StopWhenIdle() { StopIdle(); }
+  };
 };
 
 }  // namespace ax::internal
