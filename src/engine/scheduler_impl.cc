@@ -874,7 +874,7 @@ Status SchedulerImpl::SetPeriod(JobRef ref, Duration period) {
   }
   JobCold& c = *ColdOf(j);
   // The tick after the next one must be an instant: the job would stop there.
-  const Instant now = clock_->Now();
+  const Instant now = NowOrLater();  // the counter estimate: a bound, cheap
   if (!AddDuration(c.next_tick != kInstantMax ? std::max(c.next_tick, now) : now, period)) {
     return Status::InvalidArgument("period: the next run + period overflows the time range");
   }
