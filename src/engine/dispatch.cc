@@ -1303,8 +1303,10 @@ void SchedulerImpl::ReleaseChildren(uint32_t slot, Instant now) {
     plan.kind = child.kind;
     plan.period = c.period;
     plan.cron = c.cron;
-    plan.first_given = c.release_at.has_value() || child.kind == JobKind::kEvery;
-    plan.at = c.release_at.value_or(AddDuration(now, c.release_delay).value_or(kInstantMax));
+    // A cron child runs on its calendar, unless a SetDelay gave it a delay.
+    plan.first_given = c.release_at || c.release_delay || child.kind == JobKind::kEvery;
+    plan.at = c.release_at.value_or(
+        AddDuration(now, c.release_delay.value_or(Duration(0))).value_or(kInstantMax));
     if (child.state == JobState::kPaused) {
       // Paused meanwhile: Resume arms it (a one-shot at this deadline, or at
       // once if it has passed by then).

@@ -80,9 +80,10 @@ struct alignas(64) JobCold {
   std::optional<Instant> rearm_at;       // SetDelay on a running one-shot
   std::optional<Duration> resume_delay;  // SetDelay while paused
 
-  JobId parent;                       // valid while waiting for the parent
-  std::optional<Instant> release_at;  // child: run at this instant, or
-  Duration release_delay{0};          //   this long after the parent's success
+  JobId parent;                           // valid while waiting for the parent
+  std::optional<Instant> release_at;      // child: run at this instant, or
+  std::optional<Duration> release_delay;  //   this long after the parent's success,
+                                          //   or else (cron) on its calendar
 };
 
 // A job's gate, for the cancel that takes no lock (SchedulerImpl::Cancel).

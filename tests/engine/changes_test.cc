@@ -323,6 +323,33 @@ TEST_F(ChangesTest, Engine_2_9_AChildResumedBeforeItsParentCompletesStillWaitsFo
   EXPECT_EQ(every, 1);
 }
 
+// SetDelay on a cron child waiting for its parent: its first run comes that
+// long after the parent's success, then the calendar. It was accepted and
+// ignored.
+TEST_F(ChangesTest, Engine_2_9_SetDelayOnACronChildCountsFromItsRelease) {
+  std::mutex mu;
+  std::vector<Instant> scheduled;
+  Result<JobId> p = s_->After(seconds(10), [] {});
+  JobOptions o;
+  o.parent = p->ToString();
+  Result<JobId> c = s_->Cron(
+      "0 * * * *", "UTC",
+      [&](const RunContext& ctx) {
+        std::lock_guard<std::mutex> l(mu);
+        scheduled.push_back(ctx.scheduled_at());
+      },
+      o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  AX_ASSERT_OK(s_->SetDelay(*c, seconds(5)));
+  Advance(seconds(10));
+  EXPECT_EQ(InfoOf(*c).next_run, kStart + seconds(15));
+  Advance(seconds(5));
+  EXPECT_EQ(InfoOf(*c).next_run, kStart + hours(1));
+  Advance(hours(1));
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(scheduled, (std::vector<Instant>{kStart + seconds(15), kStart + hours(1)}));
+}
+
 // A child paused while it waits, released by its parent meanwhile: it stays
 // paused with no next run, and its deadline (parent's success + delay) holds
 // at the resume.
