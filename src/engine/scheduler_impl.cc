@@ -835,6 +835,7 @@ Status SchedulerImpl::SetDelay(JobRef ref, Duration delay) {
           Cold(j).rearm_at = *at;
         } else if (Cold(j).pause_after_run) {
           Cold(j).resume_delay = delay;  // paused after this run: from the resume
+          return Status();
         } else {
           Cold(j).next_tick = *at;
           Arm(slot, *at);
