@@ -164,7 +164,8 @@ class DurableScheduler::Impl {
   Result<JobId> SubmitToEngine(const DurableJob& rec, const std::string& key, int base,
                                bool recovered, std::optional<Instant> when, bool main);
   void LoadChildrenLocked(const std::string& parent, Instant now);
-  void ResolveOrphanLocked(DurableJob child, Instant now);
+  void ResolveOrphan(DurableJob child, Instant now);
+  void EndStoredChildren(const std::string& parent, Instant now);
   Task Wrap(Task inner, std::string id, int base, bool recovered);
   void BeginRun(const std::string& id, const RunContext& ctx, int attempt, bool recovered);
   void EndRun(const std::string& id);
@@ -298,9 +299,17 @@ void DurableScheduler::Impl::SubmitAsync(std::vector<DurableJob> jobs, SubmitCal
     return;
   }
   Instant now = Now();
+  std::unordered_map<std::string_view, size_t> first_of;  // id -> its index
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (Status s = Prepare(jobs[i], now, i, jobs.size() > 1); !s.ok()) {
       done(s);
+      return;
+    }
+    if (jobs.size() == 1) continue;
+    if (auto [it, fresh] = first_of.emplace(jobs[i].id, i); !fresh) {
+      done(Status::InvalidArgument("jobs[" + std::to_string(i) + "].id: \"" + jobs[i].id +
+                                   "\" appears twice in the batch (also jobs[" +
+                                   std::to_string(it->second) + "])"));
       return;
     }
   }
@@ -384,6 +393,16 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
       when = now;  // the main job is the re-run
     } else {
       extra_runs.push_back(rec.run_scheduled_at.value_or(now));
+      // The record's next run may still be the tick in flight (BeginRun
+      // keeps it): the schedule and its misfires go on after that tick, or
+      // it ran twice more after a restart (skipped, with `skip`).
+      if (rec.run_scheduled_at && rec.next_run && *rec.next_run <= *rec.run_scheduled_at) {
+        if (rec.kind == JobKind::kEvery) {
+          rec.next_run = *rec.run_scheduled_at + rec.period;
+        } else if (auto c = CronSchedule::Parse(rec.cron, rec.tz); c.ok()) {
+          rec.next_run = c->Next(*rec.run_scheduled_at);
+        }
+      }
     }
   } else if (rec.kind != JobKind::kOnce) {
     base = 0;  // a periodic job restarts its occurrence's attempts
@@ -442,11 +461,13 @@ void DurableScheduler::Impl::LoadChildrenLocked(const std::string& parent, Insta
   for (auto& c : *children) (void)LoadLocked(std::move(c), now, false);
 }
 
-// REQUIRES: mu_ held, at start. A child whose parent finished, or went,
-// while no process ran it (a crash between the parent's outcome and the
-// child's release): released as the engine would have (after the parent's
-// success), or ended like its parent (docs/engine.md).
-void DurableScheduler::Impl::ResolveOrphanLocked(DurableJob c, Instant now) {
+// A child whose parent finished, or went, while no process ran it (a crash
+// between the parent's outcome and the child's release), or whose parent a
+// change ended in the store (EndStoredChildren): released as the engine would
+// have (after the parent's success), or ended like its parent
+// (docs/engine.md). Touches the store only: at start under mu_, otherwise
+// without it (the write is awaited).
+void DurableScheduler::Impl::ResolveOrphan(DurableJob c, Instant now) {
   auto p = options_.store->Get(c.parent);
   if (p.ok() && p->state == JobState::kCompleted) {
     const Instant base = p->finished_at.value_or(now);
@@ -541,7 +562,11 @@ void DurableScheduler::Impl::SyncLocked(const std::string& id, Loaded& l,
     if (!unrecorded) {
       r.state = (l.in_flight > 0 && !terminal) ? JobState::kRunning : info->state;
       if (r.state != JobState::kRunning) {
-        r.next_run = info->next_run;
+        // A paused one-shot keeps its deadline: the engine shows none, and a
+        // record without one was never loaded again after a restart (lost).
+        if (r.state != JobState::kPaused || r.kind != JobKind::kOnce || info->next_run) {
+          r.next_run = info->next_run;
+        }
         r.lease_owner.clear();
         r.lease_expiry.reset();
         r.run_scheduled_at.reset();
@@ -645,6 +670,7 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
     return Status();
   });
   if (!r.ok()) return r.status();
+  if (IsTerminal(r->state)) EndStoredChildren(id, now);  // SPEC 2.9, beyond the window
   std::lock_guard lock(mu_);
   if (auto it = loaded_.find(id); it != loaded_.end()) {
     (void)in_engine(id);  // the loader took it in meanwhile
@@ -655,6 +681,19 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
     (void)LoadLocked(*r, Now(), false);
   }
   return Status();
+}
+
+// The children waiting in the store for a parent that a change ended there
+// (a cancel of a job beyond the window): ended like it, down the chain.
+// Without mu_: the writes are awaited.
+void DurableScheduler::Impl::EndStoredChildren(const std::string& parent, Instant now) {
+  auto children = options_.store->Children(parent);
+  if (!children.ok()) return;
+  for (DurableJob& c : *children) {
+    const std::string id = c.id;
+    ResolveOrphan(std::move(c), now);
+    EndStoredChildren(id, now);
+  }
 }
 
 Status DurableScheduler::Impl::SetCron(std::string_view id_view, std::string_view expr,
@@ -668,6 +707,7 @@ Status DurableScheduler::Impl::SetCron(std::string_view id_view, std::string_vie
   if (!cron.ok()) return Status::InvalidArgument("cron: " + cron.status().message());
   std::promise<Status> p;
   auto f = p.get_future();
+  bool loaded = false;
   {
     std::lock_guard lock(mu_);
     auto it = loaded_.find(id);
@@ -684,13 +724,14 @@ Status DurableScheduler::Impl::SetCron(std::string_view id_view, std::string_vie
       rec.state = JobState::kWaiting;
       AX_RETURN_IF_ERROR(LoadLocked(rec, Now(), false));
       auto it2 = loaded_.find(id);
-      if (it2 != loaded_.end()) {
-        SyncLocked(id, it2->second, [&p](Status s) { p.set_value(std::move(s)); });
-        return f.get();
-      }
-      return Status();
+      if (it2 == loaded_.end()) return Status();
+      SyncLocked(id, it2->second, [&p](Status s) { p.set_value(std::move(s)); });
+      loaded = true;
     }
   }
+  // Awaited without mu_: the store's committer runs Insert callbacks that take
+  // it, in order, before this write's (a concurrent Submit deadlocked here).
+  if (loaded) return f.get();
   return Change(
       id,
       [&](DurableJob& j) {
@@ -763,7 +804,7 @@ Status DurableScheduler::Impl::Start() {
   }
   auto orphans = options_.store->Orphans();
   if (!orphans.ok()) return orphans.status();
-  for (auto& c : *orphans) ResolveOrphanLocked(std::move(c), start);
+  for (auto& c : *orphans) ResolveOrphan(std::move(c), start);
   started_ = true;
   loader_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ax-loader");
@@ -937,6 +978,8 @@ Status DurableScheduler::Resume(std::string_view id) {
           if (c.ok()) j.next_run = c->Next(now);
         }
         if (j.kind == JobKind::kOnce && j.next_run && *j.next_run < now) j.next_run = now;
+        // Paused before its deadline was kept (an older record): at once.
+        if (j.kind == JobKind::kOnce && !j.next_run && j.parent.empty()) j.next_run = now;
         return Status();
       },
       [this](const std::string& k) { return impl_->engine().Resume(k); });

@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <mutex>
@@ -474,6 +476,128 @@ TEST_F(DurableTest, Durable_4_3_SqliteRoundTripAcrossRestart) {
   d.reset();
   store_.reset();
   std::filesystem::remove_all(dir);
+}
+
+// A paused one-shot keeps its deadline in the store. It was stored without
+// one, so after a restart the resumed job was never loaded again: lost.
+TEST_F(DurableTest, Durable_4_5_APausedOneShotResumedAfterARestartRuns) {
+  {
+    auto d = Make();
+    ASSERT_TRUE(d->Submit(Once("a", 10s)).ok());
+    ASSERT_TRUE(d->Pause("a").ok());
+  }
+  EXPECT_EQ(store_->Get("a")->next_run, clock_->Now() + 10s);
+  clock_->Advance(1min);
+  auto d = Make();
+  ASSERT_TRUE(d->Resume("a").ok());
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(calls_.Count("a"), 1u);
+  EXPECT_EQ(d->Get("a")->state, JobState::kCompleted);
+}
+
+// A periodic run in flight at a crash: its record still names that tick as
+// the next run. Recovered, the tick runs once, and is no misfire: it counted
+// as a skip (skip), or ran twice more (once, all).
+TEST_F(DurableTest, Durable_4_5_APeriodicRunInFlightAtACrashRunsOnceMore) {
+  const Instant t0 = clock_->Now();
+  clock_->Advance(11s);  // the restart: the tick of t0 + 10 s was under way
+  for (Misfire m : {Misfire::kSkip, Misfire::kOnce, Misfire::kAll}) {
+    store_ = std::make_shared<MemoryStore>();
+    DurableJob e;
+    e.id = "e";
+    e.handler = "rec";
+    e.kind = JobKind::kEvery;
+    e.period = 10s;
+    e.misfire = m;
+    e.state = JobState::kRunning;
+    e.next_run = t0 + 10s;  // as BeginRun leaves it
+    e.run_scheduled_at = t0 + 10s;
+    e.attempt = 1;
+    e.runs = 1;
+    e.lease_owner = "dead-host:1";
+    e.lease_expiry = t0 + 5s;
+    e.created_at = t0;
+    ASSERT_TRUE(store_->Put({e}).ok());
+    {
+      std::lock_guard lock(calls_.mu);
+      calls_.runs.clear();
+    }
+    auto d = Make();
+    ASSERT_TRUE(d->engine().WaitIdle());
+    const DurableJob g = *d->Get("e");
+    {
+      std::lock_guard lock(calls_.mu);  // the recovered run's key is "e@<n>"
+      EXPECT_EQ(calls_.runs.size(), 1u) << static_cast<int>(m);
+    }
+    EXPECT_EQ(g.skips, 0u) << static_cast<int>(m);
+    EXPECT_EQ(g.next_run, t0 + 20s) << static_cast<int>(m);
+    EXPECT_TRUE(g.recovered);
+    (void)d->Shutdown(1s);
+  }
+}
+
+// A change to a cron job held in the engine waited for its store write
+// holding the layer's lock, which the store's committer needed for a
+// concurrent submission's callback, queued before that write: a deadlock.
+TEST_F(DurableTest, Durable_2_8_SetCronBesideSubmissionsDoesNotDeadlock) {
+  auto dir = std::filesystem::temp_directory_path() / ("ax-setcron-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  store_ = SqliteStore::Open({.path = (dir / "ax.db").string()}).value();
+  auto d = Make();
+  DurableJob c;
+  c.id = "c";
+  c.handler = "rec";
+  c.kind = JobKind::kCron;
+  c.cron = "0 * * * *";
+  ASSERT_TRUE(d->Submit(c).ok());
+  std::atomic<bool> stop{false};
+  std::thread submitter([&] {
+    for (int i = 0; !stop; ++i) (void)d->Submit(Once("s" + std::to_string(i), 10min));
+  });
+  std::atomic<int> done{0};
+  std::thread changer([&] {
+    for (int i = 0; i < 200; ++i) {
+      EXPECT_TRUE(d->SetCron("c", i % 2 != 0 ? "0 * * * *" : "30 * * * *", "UTC").ok());
+      ++done;
+    }
+  });
+  if (!Eventually([&] { return done.load() == 200; })) {
+    std::fprintf(stderr, "deadlock: SetCron made %d of 200 calls\n", done.load());
+    std::_Exit(1);  // the threads cannot be joined
+  }
+  stop = true;
+  submitter.join();
+  changer.join();
+  d.reset();
+  store_.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// SPEC 2.9 for a parent beyond the load window: cancelled in the store, it
+// ends its waiting children there too, down the chain.
+TEST_F(DurableTest, Durable_2_9_CancellingAParentBeyondTheWindowCancelsItsChildren) {
+  auto d = Make(10min);
+  ASSERT_TRUE(d->Submit(Once("p", 2h)).ok());
+  DurableJob c = Once("c", 1s);
+  c.parent = "p";
+  DurableJob g = Once("g", 1s);
+  g.parent = "c";
+  ASSERT_TRUE(d->Submit(c).ok());
+  ASSERT_TRUE(d->Submit(g).ok());
+  ASSERT_TRUE(d->Cancel("p").ok());
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(d->Get("c")->state, JobState::kCancelled);
+  EXPECT_EQ(d->Get("c")->reason, "parent p is cancelled");
+  EXPECT_EQ(d->Get("g")->state, JobState::kCancelled);
+  EXPECT_EQ(d->Get("g")->reason, "parent c is cancelled");
+}
+
+TEST_F(DurableTest, Durable_4_3_AnIdTwiceInABatchIsNamedWithItsIndex) {
+  auto d = Make();
+  auto r = d->Submit(std::vector<DurableJob>{Once("x", 1s), Once("y", 1s), Once("y", 2s)});
+  ASSERT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), R"(jobs[2].id: "y" appears twice in the batch (also jobs[1]))");
+  EXPECT_FALSE(store_->Get("x").ok());
 }
 
 }  // namespace
