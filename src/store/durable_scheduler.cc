@@ -465,8 +465,8 @@ void DurableScheduler::Impl::LoadChildrenLocked(const std::string& parent, Insta
 // between the parent's outcome and the child's release), or whose parent a
 // change ended in the store (EndStoredChildren): released as the engine would
 // have (after the parent's success), or ended like its parent
-// (docs/engine.md). Touches the store only: at start under mu_, otherwise
-// without it (the write is awaited).
+// (docs/engine.md). Touches the store only, and awaits its write: called
+// without mu_.
 void DurableScheduler::Impl::ResolveOrphan(DurableJob c, Instant now) {
   auto p = options_.store->Get(c.parent);
   if (p.ok() && p->state == JobState::kCompleted) {
@@ -793,6 +793,13 @@ DurableStats DurableScheduler::Impl::GetStats() {
 
 Status DurableScheduler::Impl::Start() {
   Instant start = Now();
+  // Children a crash left waiting for a finished parent, first and without
+  // mu_: their writes are awaited, and the store's committer may be running
+  // a concurrent Submit's callback, which takes mu_. Released, they load
+  // with the rest.
+  auto orphans = options_.store->Orphans();
+  if (!orphans.ok()) return orphans.status();
+  for (auto& c : *orphans) ResolveOrphan(std::move(c), start);
   std::lock_guard lock(mu_);
   if (started_) return Status::InvalidState("already started");
   horizon_ = start + options_.window;
@@ -802,9 +809,6 @@ Status DurableScheduler::Impl::Start() {
     Status s = LoadLocked(std::move(j), start, true);
     if (!s.ok() && s.code() == StatusCode::kShuttingDown) return s;
   }
-  auto orphans = options_.store->Orphans();
-  if (!orphans.ok()) return orphans.status();
-  for (auto& c : *orphans) ResolveOrphan(std::move(c), start);
   started_ = true;
   loader_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ax-loader");

@@ -50,7 +50,7 @@ class DurableTest : public ::testing::Test {
     clock_ = std::make_shared<ManualClock>(FromUnixNanos(1'700'000'000'000'000'000LL));
     store_ = std::make_shared<MemoryStore>();
   }
-  std::unique_ptr<DurableScheduler> Make(Duration window = 1h) {
+  std::unique_ptr<DurableScheduler> Make(Duration window = 1h, bool start = true) {
     DurableOptions o;
     o.store = store_;
     o.engine.clock = clock_;
@@ -67,7 +67,7 @@ class DurableTest : public ::testing::Test {
                    if (p == "fail") return Status::Unavailable("boom");
                    return Status();
                  }).ok());
-    EXPECT_TRUE(d->Start().ok());
+    if (start) EXPECT_TRUE(d->Start().ok());
     return d;
   }
   DurableJob Once(std::string id, Duration in, std::string payload = "") {
@@ -598,6 +598,53 @@ TEST_F(DurableTest, Durable_4_3_AnIdTwiceInABatchIsNamedWithItsIndex) {
   ASSERT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(), R"(jobs[2].id: "y" appears twice in the batch (also jobs[1]))");
   EXPECT_FALSE(store_->Get("x").ok());
+}
+
+// Start resolved the children a crash left waiting for a finished parent with
+// store writes awaited under the layer's lock, which the store's committer
+// needed for a concurrent Submit's callback: a deadlock, as SetCron's.
+TEST_F(DurableTest, Durable_4_5_StartBesideSubmissionsDoesNotDeadlock) {
+  auto dir = std::filesystem::temp_directory_path() / ("ax-start-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  store_ = SqliteStore::Open({.path = (dir / "ax.db").string()}).value();
+  DurableJob p = Once("p", 0s);
+  p.state = JobState::kCompleted;
+  p.created_at = clock_->Now() - 1min;
+  p.finished_at = p.created_at;
+  std::vector<DurableJob> orphans{p};
+  for (int i = 0; i < 300; ++i) {
+    DurableJob c = Once("c" + std::to_string(i), 1h);
+    c.parent = "p";
+    c.created_at = clock_->Now() - 2min;
+    orphans.push_back(c);
+  }
+  ASSERT_TRUE(store_->Put(orphans).ok());
+  auto d = Make(1h, false);
+  std::atomic<bool> stop{false};
+  std::atomic<int> submitted{0};
+  std::thread submitter([&] {
+    for (int i = 0; !stop; ++i) {
+      (void)d->Submit(Once("s" + std::to_string(i), 10min));
+      ++submitted;
+    }
+  });
+  ASSERT_TRUE(Eventually([&] { return submitted.load() > 0; }));
+  std::atomic<bool> started{false};
+  std::thread starter([&] {
+    EXPECT_TRUE(d->Start().ok());
+    started = true;
+  });
+  if (!Eventually([&] { return started.load(); })) {
+    std::fprintf(stderr, "deadlock: Start beside submissions\n");
+    std::_Exit(1);  // the threads cannot be joined
+  }
+  stop = true;
+  submitter.join();
+  starter.join();
+  EXPECT_EQ(d->Get("c7")->next_run, clock_->Now() - 1min + 1h);
+  d.reset();
+  store_.reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
