@@ -233,6 +233,11 @@ class SqliteStore final : public JobStore {
   std::unique_ptr<Impl> impl_;
 };
 
+// For stores' InsertAsync: InvalidArgument naming a job of `batch` whose id
+// an earlier one has (`jobs[2].id: "y" appears twice in the batch (also
+// jobs[1])`); OK when the ids are distinct.
+Status CheckBatchIds(const std::vector<DurableJob>& batch);
+
 // "waiting", "running", "paused", "completed", "cancelled", "dead".
 std::string_view JobStateText(JobState s);
 // The inverse of JobStateText; nullopt if unknown.

@@ -765,34 +765,30 @@ Status SchedulerImpl::Resume(JobRef ref) {
     }
     const Instant now = clock_->Now();
     JobCold& c = Cold(j);
+    std::optional<Instant> next;
     if (j.waits_parent) {    // back to waiting for its parent: nothing to arm
       if (c.resume_delay) {  // set while paused: counts from the release
         c.release_delay = *c.resume_delay;
         c.release_at.reset();
       }
-      c.resume_delay.reset();
-      c.reason.clear();
-      SetState(j, JobState::kWaiting);
-      Emit(MakeEvent(EventType::kResumed, slot, now));
-      return Status();
-    }
-    std::optional<Instant> next;
-    if (c.resume_delay) {
-      next = AddDuration(now, *c.resume_delay);
+    } else if (c.resume_delay) {
+      next = AddDuration(now, *c.resume_delay).value_or(kInstantMax);
     } else if (j.kind == JobKind::kOnce) {
       next = c.one_shot_at;  // passed while paused: runs at once
     } else {
       next = NextTick(j, now);  // no catch-up: one period after the resume
       if (j.kind == JobKind::kEvery) next = AddDuration(now, c.period);
+      next = next.value_or(kInstantMax);
     }
     c.resume_delay.reset();
     c.reason.clear();
     c.consecutive_failures = 0;
     if (j.kind != JobKind::kOnce) c.attempt = 1;  // a one-shot's retries go on
     SetState(j, JobState::kWaiting);
-    if (!next) next = kInstantMax;
-    if (j.kind != JobKind::kOnce) c.next_tick = *next;
-    Arm(slot, *next);
+    if (next) {
+      if (j.kind != JobKind::kOnce) c.next_tick = *next;
+      Arm(slot, *next);
+    }
     Emit(MakeEvent(EventType::kResumed, slot, now));
   }
   return Status();

@@ -299,17 +299,9 @@ void DurableScheduler::Impl::SubmitAsync(std::vector<DurableJob> jobs, SubmitCal
     return;
   }
   Instant now = Now();
-  std::unordered_map<std::string_view, size_t> first_of;  // id -> its index
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (Status s = Prepare(jobs[i], now, i, jobs.size() > 1); !s.ok()) {
       done(s);
-      return;
-    }
-    if (jobs.size() == 1) continue;
-    if (auto [it, fresh] = first_of.emplace(jobs[i].id, i); !fresh) {
-      done(Status::InvalidArgument("jobs[" + std::to_string(i) + "].id: \"" + jobs[i].id +
-                                   "\" appears twice in the batch (also jobs[" +
-                                   std::to_string(it->second) + "])"));
       return;
     }
   }

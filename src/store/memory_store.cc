@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <set>
 
 #include "ax/store.h"
 
@@ -18,12 +17,9 @@ MemoryStore::MemoryStore() : impl_(std::make_unique<Impl>()) {}
 MemoryStore::~MemoryStore() = default;
 
 void MemoryStore::InsertAsync(std::vector<DurableJob> jobs, InsertCallback done) {
-  std::set<std::string_view> seen;
-  for (const auto& j : jobs) {
-    if (!seen.insert(j.id).second) {
-      done(Status::InvalidArgument("id \"" + j.id + "\" appears twice in the batch"));
-      return;
-    }
+  if (Status s = CheckBatchIds(jobs); !s.ok()) {
+    done(std::move(s));
+    return;
   }
   std::vector<InsertOutcome> out;
   {

@@ -18,7 +18,6 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
-#include <set>
 #include <thread>
 
 #include <fcntl.h>
@@ -567,12 +566,7 @@ Result<DurableJob> SqliteStore::Impl::WGet(std::string_view id, bool* found) {
 }
 
 Status SqliteStore::Impl::ApplyInsert(Op& op) {
-  std::set<std::string_view> seen;
-  for (const auto& j : op.jobs) {
-    if (!seen.insert(j.id).second) {
-      return Status::InvalidArgument("id \"" + j.id + "\" appears twice in the batch");
-    }
-  }
+  AX_RETURN_IF_ERROR(CheckBatchIds(op.jobs));
   op.outcomes.reserve(op.jobs.size());
   for (auto& j : op.jobs) {
     BindJob(w_insert.get(), j);

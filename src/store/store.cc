@@ -1,7 +1,9 @@
-// JobStore's synchronous helpers and the state names.
+// JobStore's synchronous helpers, the batch check and the state names.
 #include "ax/store.h"
 
 #include <future>
+#include <string>
+#include <unordered_map>
 
 namespace ax {
 
@@ -18,6 +20,19 @@ Status JobStore::Put(std::vector<DurableJob> records) {
   auto f = p.get_future();
   PutAsync(std::move(records), [&p](Status s) { p.set_value(std::move(s)); });
   return f.get();
+}
+
+Status CheckBatchIds(const std::vector<DurableJob>& batch) {
+  if (batch.size() < 2) return Status();
+  std::unordered_map<std::string_view, size_t> first_of;  // id -> its index
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (auto [it, fresh] = first_of.emplace(batch[i].id, i); !fresh) {
+      return Status::InvalidArgument("jobs[" + std::to_string(i) + "].id: \"" + batch[i].id +
+                                     "\" appears twice in the batch (also jobs[" +
+                                     std::to_string(it->second) + "])");
+    }
+  }
+  return Status();
 }
 
 std::string_view JobStateText(JobState s) { return JobStateName(s); }
