@@ -54,7 +54,7 @@ class CronSchedule {
   //
   // Parses `expr` for evaluation in the IANA zone `tz` (from the system's
   // tzdata). Surrounding white space is ignored; fields are separated by
-  // spaces or tabs.
+  // white space (spaces, tabs or line breaks).
   //
   // Errors (kInvalidArgument) name the field and the reason, e.g.
   //   "day-of-week: 8 is out of range 0-7", "minute: step must be at least 1

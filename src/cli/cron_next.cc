@@ -1,6 +1,7 @@
 #include "cli/cron_next.h"
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "ax/cron.h"
@@ -26,6 +27,12 @@ int CronNextCommand(std::string_view expr, std::string_view tz, std::string_view
   }
   Result<CronSchedule> schedule = CronSchedule::Parse(expr, tz);
   if (!schedule.ok()) return Fail(err, schedule.error().message());
+  if (std::optional<Duration> every = schedule->every();
+      every && *every % std::chrono::seconds(1) != Duration::zero()) {
+    return Fail(err, "cron: '" + schedule->expr() +
+                         "' fires between whole seconds, which this command's lines cannot "
+                         "show; use a period of whole seconds");
+  }
   Instant t;
   if (from.empty()) {
     t = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());

@@ -5,14 +5,15 @@
 
 #include "ax/duration.h"
 
+#include "cron/cron_fields.h"
 #include "cron/cron_program.h"
 
 namespace ax {
 namespace {
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && internal::IsCronSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && internal::IsCronSpace(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -37,7 +38,7 @@ constexpr Macro kMacros[] = {
 
 // Fills `program` from a macro expression (starting with '@').
 Status ParseMacro(std::string_view expr, internal::CronProgram* program) {
-  const size_t space = expr.find_first_of(" \t");
+  const size_t space = expr.find_first_of(internal::kCronSpace);
   const std::string_view name = expr.substr(0, space);
   const std::string_view rest =
       space == std::string_view::npos ? std::string_view() : Trim(expr.substr(space));

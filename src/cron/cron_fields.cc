@@ -62,10 +62,14 @@ bool AllDigits(std::string_view s) {
   return true;
 }
 
-// REQUIRES: AllDigits(s), s.size() <= 6.
+// REQUIRES: AllDigits(s). Leading zeros count for nothing (0000005 is 5); a
+// value past 999,999 comes back as 1,000,000, outside every field's range.
 int ToInt(std::string_view s) {
   int v = 0;
-  for (char c : s) v = v * 10 + (c - '0');
+  for (char c : s) {
+    v = v * 10 + (c - '0');
+    if (v > 999'999) return 1'000'000;
+  }
   return v;
 }
 
@@ -76,7 +80,6 @@ std::string OutOfRange(std::string_view value, int lo, int hi) {
 // A plain number within [lo, hi].
 Status ParseNumber(const FieldSpec& f, std::string_view tok, int lo, int hi, int* out) {
   if (!AllDigits(tok)) return FieldError(f, "invalid number " + Quote(tok));
-  if (tok.size() > 6) return FieldError(f, OutOfRange(tok, lo, hi));
   const int v = ToInt(tok);
   if (v < lo || v > hi) return FieldError(f, OutOfRange(tok, lo, hi));
   *out = v;
@@ -132,7 +135,7 @@ Status ParseRange(const FieldSpec& f, std::string_view el, uint64_t* mask) {
     if (step_text.find_first_not_of('0') == std::string_view::npos)
       return FieldError(f, "step must be at least 1 in " + Quote(el));
     const int max_step = f.max - f.min;
-    if (step_text.size() > 6 || (step = ToInt(step_text)) > max_step)
+    if ((step = ToInt(step_text)) > max_step)
       return FieldError(f, "step " + OutOfRange(step_text, 1, max_step) + " in " + Quote(el));
   }
   for (int v = lo; v <= hi; v += step) {
@@ -181,7 +184,7 @@ Status ParseDowElement(std::string_view el, CronFields* out) {
     const std::string_view nth = el.substr(hash + 1);
     if (nth.empty()) return FieldError(f, "missing occurrence after '#' in " + Quote(el));
     if (!AllDigits(nth)) return FieldError(f, "invalid occurrence in " + Quote(el));
-    if (nth.size() > 6 || (k = ToInt(nth)) < 1 || k > 5)
+    if ((k = ToInt(nth)) < 1 || k > 5)
       return FieldError(f, "occurrence " + OutOfRange(nth, 1, 5) + " in " + Quote(el));
     out->dow_nth[day % 7] |= static_cast<uint8_t>(1u << k);
     return Status::Ok();
@@ -233,9 +236,9 @@ std::vector<std::string_view> SplitFields(std::string_view s) {
   std::vector<std::string_view> out;
   size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    while (i < s.size() && IsCronSpace(s[i])) ++i;
     size_t j = i;
-    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
+    while (j < s.size() && !IsCronSpace(s[j])) ++j;
     if (j > i) out.push_back(s.substr(i, j - i));
     i = j;
   }

@@ -40,6 +40,11 @@ struct CronFields {
   DayTable days{};
 };
 
+// White space between and around fields: ASCII space, tab and line breaks
+// (an expression read from a file or a JSON string may end in "\n").
+constexpr std::string_view kCronSpace = " \t\n\r\v\f";
+inline bool IsCronSpace(char c) { return kCronSpace.find(c) != std::string_view::npos; }
+
 // Parses the 5- or 6-field text `expr` (no macros). Errors name the field:
 // "day-of-week: 8 is out of range 0-7"; expressions that can never fire are
 // refused ("day-of-month: '30' never matches a day of month '2', ...").

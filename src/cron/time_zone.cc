@@ -12,12 +12,13 @@ namespace {
 // also keeps file paths and "localtime" away from the loader.
 bool IsZoneName(std::string_view name) {
   if (name.empty() || name.size() > 64 || name.front() == '/' || name.back() == '/') return false;
-  if (name == "localtime" || name == "posixrules" || name == "Factory") return false;
   size_t component_start = 0;
   for (size_t i = 0; i <= name.size(); ++i) {
     if (i == name.size() || name[i] == '/') {
       const std::string_view comp = name.substr(component_start, i - component_start);
-      if (comp.empty() || comp == "." || comp == ".." || comp.front() == '.') return false;
+      if (comp.empty() || comp.front() == '.') return false;  // "", ".", ".." and hidden files
+      // Files in tzdata that are not zones, at the top or under posix/ and right/.
+      if (comp == "localtime" || comp == "posixrules" || comp == "Factory") return false;
       component_start = i + 1;
       continue;
     }

@@ -75,6 +75,21 @@ TEST(CronNext_3_6, InvalidZoneFromOrCountGoToStderrOnly) {
             "expression can never fire\n");
 }
 
+// Whole-second lines cannot show fires between seconds: truncated, they would
+// repeat and fall at or before --from.
+TEST(CronNext_3_6, EveryOfAFractionOfASecondIsRefused) {
+  for (const char* expr : {"@every 250ms", "@every 1500ms"}) {
+    const CmdResult r = Cmd(expr, "UTC", "1970-01-01T00:00:01.2Z", 3);
+    EXPECT_NE(r.code, 0) << expr;
+    EXPECT_EQ(r.out, "") << expr;
+    EXPECT_EQ(r.err, "ax cron next: cron: '" + std::string(expr) +
+                         "' fires between whole seconds, which this command's lines cannot "
+                         "show; use a period of whole seconds\n");
+  }
+  EXPECT_EQ(Cmd("@every 2s", "UTC", "1970-01-01T00:00:01.2Z", 2).out,
+            "1970-01-01T00:00:02Z\n1970-01-01T00:00:04Z\n");
+}
+
 TEST(CronNext_3_6, TooFewFiresBeforeTheEndOfTimeIsAnErrorWithNoOutput) {
   const CmdResult r = Cmd("0 0 * * *", "UTC", "2262-04-09T12:00:00Z", 3);
   EXPECT_NE(r.code, 0);

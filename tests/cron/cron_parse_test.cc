@@ -40,10 +40,12 @@ TEST(Cron_3_3, RefusesWithFieldAndReason) {
       {"60 * * * * *", "UTC", "second: 60 is out of range 0-59"},
       {"1-60 * * * *", "UTC", "minute: 60 is out of range 0-59"},
       {"99999999 * * * *", "UTC", "minute: 99999999 is out of range 0-59"},
+      {"0000060 * * * *", "UTC", "minute: 0000060 is out of range 0-59"},
       // Steps.
       {"*/0 * * * *", "UTC", "minute: step must be at least 1 in '*/0'"},
       {"0 1-5/0 * * *", "UTC", "hour: step must be at least 1 in '1-5/0'"},
       {"*/60 * * * *", "UTC", "minute: step 60 is out of range 1-59 in '*/60'"},
+      {"*/00000060 * * * *", "UTC", "minute: step 00000060 is out of range 1-59 in '*/00000060'"},
       {"*/ * * * *", "UTC", "minute: missing step after '/' in '*/'"},
       {"*/x * * * *", "UTC", "minute: invalid step in '*/x'"},
       // Reversed ranges.
@@ -55,6 +57,8 @@ TEST(Cron_3_3, RefusesWithFieldAndReason) {
        "day-of-week: bare 'L' is ambiguous; write nL (e.g. 5L = the last Friday)"},
       {"0 0 * * 1#6", "UTC", "day-of-week: occurrence 6 is out of range 1-5 in '1#6'"},
       {"0 0 * * 1#0", "UTC", "day-of-week: occurrence 0 is out of range 1-5 in '1#0'"},
+      {"0 0 * * 1#0000006", "UTC",
+       "day-of-week: occurrence 0000006 is out of range 1-5 in '1#0000006'"},
       {"0 0 * * 1#", "UTC", "day-of-week: missing occurrence after '#' in '1#'"},
       {"0 0 * * 8L", "UTC", "day-of-week: 8 is out of range 0-7"},
       {"0 0 W * *", "UTC", "day-of-month: 'W' needs a day before it (e.g. 15W)"},
@@ -104,6 +108,10 @@ TEST(Cron_3_3, RefusesWithFieldAndReason) {
        "tz: '/etc/localtime' is not an IANA time zone name (e.g. Europe/Berlin)"},
       {"0 0 * * *", "localtime",
        "tz: 'localtime' is not an IANA time zone name (e.g. Europe/Berlin)"},
+      {"0 0 * * *", "posix/Factory",
+       "tz: 'posix/Factory' is not an IANA time zone name (e.g. Europe/Berlin)"},
+      {"0 0 * * *", "right/posixrules",
+       "tz: 'right/posixrules' is not an IANA time zone name (e.g. Europe/Berlin)"},
   };
   for (const Refused& c : cases) {
     std::string want = c.message;
@@ -155,6 +163,19 @@ TEST(Cron_3_3, KeepsExpressionZoneAndEvery) {
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->every(), std::optional<Duration>(90min));
   EXPECT_EQ(e->tz(), "UTC");
+}
+
+// An expression from a file or a JSON string may keep its line end.
+TEST(Cron_3_3, LineBreaksAndLeadingZerosReadAsUsual) {
+  for (const char* expr : {"0 2 * * *\n", "0 2 * * *\r\n", "@daily\n", "@every\n15m\r\n",
+                           "0\n0\v*\f*\r*", "*/0000005 * * * *", "0 0 * * 1#0000003"}) {
+    Result<CronSchedule> s = CronSchedule::Parse(expr, "UTC");
+    EXPECT_TRUE(s.ok()) << "'" << expr << "': " << s.status().ToString();
+  }
+  Result<CronSchedule> s = CronSchedule::Parse("\n0000030\r\n0000002 * * *\n", "UTC");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->expr(), "0000030\r\n0000002 * * *");
+  EXPECT_EQ(s->Next(At("2026-01-01T00:00:00Z")), At("2026-01-01T02:30:00Z"));
 }
 
 TEST(Cron_3_3, CopiesAreIndependentValues) {
