@@ -123,11 +123,18 @@ class DurableScheduler {
   Scheduler& engine();
   JobStore& store();
 
-  // Stops the loader, shuts the engine down (runs still going after
-  // `timeout` keep their lease and are recovered at the next start) and
-  // flushes the store. Submissions and changes then get ShuttingDown (2.11);
-  // reads go on. A second call, from any thread, returns an empty report at
-  // once.
+  // Drains, then stops: stops the loader; from then on no run starts (a job
+  // that comes due is left, as stored, to the next start); the runs under
+  // way get `timeout` of real time to end on their own; then the engine shuts
+  // down, requesting their stop (2.11), and the store is flushed (the last
+  // events of runs that ended meanwhile are written by the time the object
+  // is destroyed, when the engine has delivered them). A run that
+  // fails once its stop was requested keeps its lease and is recovered at the
+  // next start (attempt + 1, recovered); its events reach neither the store
+  // nor the observer or dead-letter hook. Submissions and changes get
+  // ShuttingDown from the first moment; reads go on. A second call, from any
+  // thread, returns an empty report at once; from a handler, it does not
+  // wait for that handler.
   ShutdownReport Shutdown(Duration timeout);
 
   class Impl;

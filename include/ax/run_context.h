@@ -21,6 +21,8 @@ class StopToken {
   StopToken() = default;
   explicit StopToken(const std::atomic<bool>* flag) : flag_(flag) {}
   bool stop_requested() const { return flag_ != nullptr && flag_->load(std::memory_order_acquire); }
+  // Whether a stop can ever be requested (false for a default token).
+  bool can_stop() const { return flag_ != nullptr; }
 
  private:
   const std::atomic<bool>* flag_ = nullptr;

@@ -5,7 +5,8 @@
 // the least the kernel allows: one send() and, for a response that arrives
 // in one segment, one recv() that sleeps until it does (SO_RCVTIMEO bounds
 // it). An io_context per thread cost an epoll_wait per wake-up and two
-// timerfd updates per request on top.
+// timerfd updates per request on top. A request that may be stopped waits in
+// slices of at most 100 ms, and looks at its stop token between them.
 #include "server/http_client.h"
 
 #include <algorithm>
@@ -91,6 +92,19 @@ Duration Remaining(Clock::time_point deadline) {
   return std::chrono::duration_cast<Duration>(deadline - Clock::now());
 }
 
+// How long one request may take, and its stop.
+struct Limit {
+  Clock::time_point deadline;
+  StopToken stop;
+  bool stoppable;
+  // The next wait: what is left, or a slice of it if the request may be
+  // stopped (a fixed slice, so that pooled connections keep their timeouts).
+  Duration Wait() const {
+    const Duration left = Remaining(deadline);
+    return stoppable ? std::min<Duration>(left, std::chrono::milliseconds(100)) : left;
+  }
+};
+
 // Sets both socket timeouts to `t` (at least 1 ms) unless they are set to
 // within 1% (at least 1 ms) of it already: the requests of one target share
 // a timeout, so a pooled connection needs no system call for it.
@@ -110,8 +124,8 @@ bool SetTimeouts(Conn& c, Duration t) {
   return true;
 }
 
-// Connects to the first address that answers before `deadline`.
-Status Connect(Conn& c, const addrinfo* addrs, const std::string& key, Clock::time_point deadline) {
+// Connects to the first address that answers within `limit`.
+Status Connect(Conn& c, const addrinfo* addrs, const std::string& key, const Limit& limit) {
   std::string last = "no address";
   for (const addrinfo* a = addrs; a != nullptr; a = a->ai_next) {
     int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
@@ -122,8 +136,14 @@ Status Connect(Conn& c, const addrinfo* addrs, const std::string& key, Clock::ti
     int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
     if (rc != 0 && errno == EINPROGRESS) {
       pollfd p{fd, POLLOUT, 0};
-      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Remaining(deadline)).count();
-      rc = ::poll(&p, 1, static_cast<int>(std::clamp<int64_t>(ms, 0, INT32_MAX)));
+      do {
+        if (limit.stop.stop_requested()) {
+          ::close(fd);
+          return Status::Cancelled("http " + key + ": stopped");
+        }
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(limit.Wait()).count();
+        rc = ::poll(&p, 1, static_cast<int>(std::clamp<int64_t>(ms, 0, INT32_MAX)));
+      } while ((rc == 0 && Remaining(limit.deadline) > Duration(0)) || (rc < 0 && errno == EINTR));
       if (rc == 0) {
         ::close(fd);
         return Status::DeadlineExceeded("http " + key + ": no response within the timeout");
@@ -187,12 +207,24 @@ void Serialize(const ClientRequest& r, std::string& out) {
   out.append("\r\n").append(r.body);
 }
 
-enum class Outcome { kOk, kStale, kTimeout, kError };
+enum class Outcome { kOk, kStale, kTimeout, kStopped, kError };
+
+// After a wait that ended without data: whether to wait again (kOk, the
+// timeouts set for it) or why not.
+Outcome WaitAgain(Conn& c, const Limit& limit, std::string& error) {
+  if (limit.stop.stop_requested()) return Outcome::kStopped;
+  if (Remaining(limit.deadline) <= Duration(0)) return Outcome::kTimeout;
+  if (!SetTimeouts(c, limit.Wait())) {
+    error = strerror(errno);
+    return Outcome::kError;
+  }
+  return Outcome::kOk;
+}
 
 // Sends all of `out` on a connected `c`. kStale: the peer had closed the
 // connection (a pooled connection gone idle).
-Outcome SendAll(Conn& c, const std::string& out, Clock::time_point deadline, std::string& error) {
-  if (!SetTimeouts(c, Remaining(deadline))) {
+Outcome SendAll(Conn& c, const std::string& out, const Limit& limit, std::string& error) {
+  if (!SetTimeouts(c, limit.Wait())) {
     error = strerror(errno);
     return Outcome::kError;
   }
@@ -201,14 +233,16 @@ Outcome SendAll(Conn& c, const std::string& out, Clock::time_point deadline, std
     ssize_t n = ::send(c.fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return Outcome::kTimeout;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (Outcome o = WaitAgain(c, limit, error); o != Outcome::kOk) return o;
+        continue;
+      }
       error = strerror(errno);
       return errno == EPIPE || errno == ECONNRESET ? Outcome::kStale : Outcome::kError;
     }
     sent += static_cast<size_t>(n);
     if (sent < out.size()) {
-      if (Remaining(deadline) <= Duration(0)) return Outcome::kTimeout;
-      if (!SetTimeouts(c, Remaining(deadline))) return Outcome::kError;
+      if (Outcome o = WaitAgain(c, limit, error); o != Outcome::kOk) return o;
     }
   }
   return Outcome::kOk;
@@ -216,7 +250,7 @@ Outcome SendAll(Conn& c, const std::string& out, Clock::time_point deadline, std
 
 // Reads the response to what was sent on `c` into `parser`. kStale: the peer
 // had closed the connection before answering a byte.
-Outcome ReadResponse(Conn& c, bool head, Clock::time_point deadline,
+Outcome ReadResponse(Conn& c, bool head, const Limit& limit,
                      std::optional<http::response_parser<http::string_body>>& parser,
                      std::string& error, bool* reusable) {
   auto fresh_parser = [&] {
@@ -232,7 +266,10 @@ Outcome ReadResponse(Conn& c, bool head, Clock::time_point deadline,
     ssize_t n = ::recv(c.fd, buf + have, sizeof(buf) - have, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return Outcome::kTimeout;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (Outcome o = WaitAgain(c, limit, error); o != Outcome::kOk) return o;
+        continue;
+      }
       error = strerror(errno);
       return !got_bytes && errno == ECONNRESET ? Outcome::kStale : Outcome::kError;
     }
@@ -284,15 +321,15 @@ Outcome ReadResponse(Conn& c, bool head, Clock::time_point deadline,
       error = "response header too large";
       return Outcome::kError;
     }
-    if (Remaining(deadline) <= Duration(0)) return Outcome::kTimeout;
-    if (!SetTimeouts(c, Remaining(deadline))) return Outcome::kError;
+    if (Outcome o = WaitAgain(c, limit, error); o != Outcome::kOk) return o;
   }
 }
 
 }  // namespace
 
-Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
+Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout, StopToken stop) {
+  const Limit limit{Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout), stop,
+                    stop.can_stop()};
   ThreadPool& p = Pool();
   std::string key = r.host + ":" + r.port;
   Serialize(r, p.buf);
@@ -318,7 +355,7 @@ Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
         if (rc != 0) return Status::Unavailable("resolve " + key + ": " + gai_strerror(rc));
         rit = p.resolved.insert_or_assign(key, Resolved{AddrList(res), Clock::now()}).first;
       }
-      if (Status s = Connect(*c, rit->second.addrs.get(), key, deadline); !s.ok()) {
+      if (Status s = Connect(*c, rit->second.addrs.get(), key, limit); !s.ok()) {
         p.resolved.erase(rit);
         return s;
       }
@@ -326,9 +363,8 @@ Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
     std::optional<http::response_parser<http::string_body>> parser;
     std::string error;
     bool reusable = false;
-    Outcome outcome = SendAll(*c, p.buf, deadline, error);
-    if (outcome == Outcome::kOk)
-      outcome = ReadResponse(*c, head, deadline, parser, error, &reusable);
+    Outcome outcome = SendAll(*c, p.buf, limit, error);
+    if (outcome == Outcome::kOk) outcome = ReadResponse(*c, head, limit, parser, error, &reusable);
     switch (outcome) {
       case Outcome::kOk:
         break;
@@ -337,6 +373,8 @@ Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout) {
         return Status::Unavailable("http " + key + ": " += error);
       case Outcome::kTimeout:
         return Status::DeadlineExceeded("http " + key + ": no response within the timeout");
+      case Outcome::kStopped:
+        return Status::Cancelled("http " + key + ": stopped");
       case Outcome::kError:
         return Status::Unavailable("http " + key + ": " += error);
     }

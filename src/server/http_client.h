@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "ax/run_context.h"
 #include "ax/status.h"
 #include "ax/time.h"
 
@@ -30,11 +31,12 @@ struct ClientResponse {
 };
 
 // Sends `req` and reads the response within `timeout`. Unavailable on
-// connection errors, DeadlineExceeded on timeout. A pooled connection that
+// connection errors, DeadlineExceeded on timeout, Cancelled within about
+// 100 ms of `stop` turning true (the connection is dropped). A pooled connection that
 // turns out closed is replaced once, transparently. A host's addresses are
 // looked up again after 30 s, or after a connection to them failed.
 // Thread-safe.
-Result<ClientResponse> HttpDo(const ClientRequest& req, Duration timeout);
+Result<ClientResponse> HttpDo(const ClientRequest& req, Duration timeout, StopToken stop = {});
 
 // How HttpDo looks names up: getaddrinfo, or what a test puts in its place
 // (nullptr puts getaddrinfo back). The result is freed with freeaddrinfo.

@@ -183,8 +183,8 @@ struct HttpServer::Impl {
   Api& api;
   HttpServerOptions options;
   net::io_context ioc;
-  tcp::acceptor acceptor;  // on a strand: its handlers, the retry timer and
-                           // StopAccepting never run at once
+  tcp::acceptor acceptor;  // on a strand: its handlers and the retry timer
+                           // never run at once
   net::steady_timer retry;
   std::vector<std::thread> threads;
   uint16_t port = 0;
@@ -253,14 +253,6 @@ Status HttpServer::Start() {
 }
 
 uint16_t HttpServer::port() const { return impl_->port; }
-
-void HttpServer::StopAccepting() {
-  net::post(impl_->acceptor.get_executor(), [this] {
-    beast::error_code ec;
-    impl_->acceptor.close(ec);
-    impl_->retry.cancel();
-  });
-}
 
 void HttpServer::Stop() {
   if (impl_->threads.empty()) return;

@@ -32,8 +32,6 @@ class HttpServer {
   Status Start();
   // The bound port (after Start).
   uint16_t port() const;
-  // Stops accepting new connections; open ones are still served.
-  void StopAccepting();
   // Closes everything and joins the I/O threads.
   void Stop();
 

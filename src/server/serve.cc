@@ -245,8 +245,9 @@ int ServeCommand(const ServeConfig& c) {
   int sig = 0;
   sigwait(&sigs, &sig);
   spdlog::info("event=draining signal={}", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  // Requests keep being accepted, to be answered 503 (GET /healthz:
+  // draining), until the drain is over.
   api.SetDraining();
-  http.StopAccepting();
   ShutdownReport rep = d.Shutdown(plan->drain);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let answers go out
   http.Stop();

@@ -33,7 +33,7 @@ Status RunHttpTarget(const RunContext& ctx, std::string_view payload) {
   req.headers.emplace_back("Ax-Attempt", std::to_string(ctx.attempt()));
   req.headers.emplace_back("Ax-Scheduled-At", FormatInstant(ctx.scheduled_at()));
   req.body = std::move(spec->body);
-  auto res = HttpDo(req, spec->timeout);
+  auto res = HttpDo(req, spec->timeout, ctx.stop_token());
   if (!res.ok()) return res.status();
   if (res->status < 200 || res->status > 299) {
     return Status::Unavailable("http " + std::to_string(res->status) + " from " + spec->url);

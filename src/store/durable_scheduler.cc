@@ -15,6 +15,7 @@
 //   the loader's query or by its own Insert callback (loaded_ dedupes).
 // - Record state comes from the engine's Info after each event, except that
 //   a job whose wrapped task is on a worker (`in_flight`) stays Running.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -169,6 +170,11 @@ class DurableScheduler::Impl {
   Task Wrap(Task inner, std::string id, int base, bool recovered);
   void BeginRun(const std::string& id, const RunContext& ctx, int attempt, bool recovered);
   void EndRun(const std::string& id);
+  // Leaves job `id` to the next start, as the store holds it (a run's lease
+  // or the due run not started) and returns `s`: nothing after it is written.
+  Status HandBack(const std::string& id, Status s);
+  bool HandedBack(std::string_view key);
+  void RunLeft();
   void OnEvent(const Event& ev);
   // Copies the engine's view of `l` into its record and enqueues the write,
   // unless the record's changeable fields equal the last write's and nobody
@@ -192,6 +198,17 @@ class DurableScheduler::Impl {
   Instant horizon_;                                 // guarded by mu_
   bool started_ = false;                            // guarded by mu_
 
+  // Jobs left to the next start by the drain (HandBack): their events reach
+  // neither the store nor the caller's hooks.
+  std::mutex handed_mu_;
+  std::set<std::string, std::less<>> handed_back_;  // guarded by handed_mu_
+  std::atomic<bool> any_handed_back_{false};
+
+  // Wrapped tasks on a worker; Shutdown waits for none (the drain).
+  std::atomic<int> runs_{0};
+  std::mutex runs_mu_;
+  std::condition_variable runs_cv_;
+
   std::mutex loader_mu_;
   std::condition_variable loader_cv_;
   bool stop_ = false;  // guarded by loader_mu_
@@ -213,9 +230,15 @@ Status DurableScheduler::Impl::Init() {
   SchedulerOptions eo = options_.engine;
   auto user_observer = eo.observer;
   eo.observer = [this, user_observer](const Event& ev) {
+    if (HandedBack(ev.key)) return;
     OnEvent(ev);
     if (user_observer) user_observer(ev);
   };
+  if (auto user_dead = eo.on_dead_letter) {
+    eo.on_dead_letter = [this, user_dead](const Event& ev) {
+      if (!HandedBack(ev.key)) user_dead(ev);
+    };
+  }
   // The store keeps terminal jobs; the engine need not keep them long.
   eo.retention = std::min<Duration>(eo.retention, std::chrono::minutes(1));
   auto e = Scheduler::Create(std::move(eo));
@@ -282,7 +305,7 @@ Status DurableScheduler::Impl::Prepare(DurableJob& j, Instant now, size_t index,
     if (!p.ok()) return Status::NotFound(where + "parent: no job \"" + j.parent + "\"");
     if (p->kind != JobKind::kOnce) return bad("parent", "must be a one-shot job");
     if (p->state == JobState::kCancelled || p->state == JobState::kDead) {
-      j.state = JobState::kCancelled;
+      j.state = p->state;  // as the engine ends a waiting child (SPEC 2.3, 2.9)
       j.reason = "parent " + j.parent + " is " + std::string(JobStateText(p->state));
       j.finished_at = now;
       j.next_run.reset();
@@ -486,9 +509,24 @@ void DurableScheduler::Impl::ResolveOrphan(DurableJob c, Instant now) {
 
 // ---- Runs
 
+// The wrapped task on this thread, if any: Shutdown called from it does not
+// wait for it.
+thread_local bool in_wrapped_run = false;
+
 Task DurableScheduler::Impl::Wrap(Task inner, std::string id, int base, bool recovered) {
   return [this, inner = std::move(inner), id = std::move(id), base,
           recovered](const RunContext& ctx) mutable -> Status {
+    // Counted before the drain's flag is read, as Shutdown sets the flag
+    // before it reads the count: one of the two sees the other.
+    runs_.fetch_add(1);
+    struct Left {
+      Impl* self;
+      ~Left() {
+        in_wrapped_run = false;
+        self->RunLeft();
+      }
+    } left{this};
+    if (shut_down_) return HandBack(id, Status::Cancelled("draining: left to the next start"));
     int attempt = base + ctx.attempt();
     BeginRun(id, ctx, attempt, recovered);
     struct End {
@@ -497,8 +535,32 @@ Task DurableScheduler::Impl::Wrap(Task inner, std::string id, int base, bool rec
       ~End() { self->EndRun(id); }
     } end{this, id};
     RunContext durable_ctx(ctx.id(), id, attempt, ctx.scheduled_at(), ctx.stop_token());
-    return inner(durable_ctx);
+    in_wrapped_run = true;
+    Status s = inner(durable_ctx);
+    // Stopped by the drain: the lease stays, and the next start runs it again.
+    if (!s.ok() && shut_down_ && ctx.stop_requested()) return HandBack(id, std::move(s));
+    return s;
   };
+}
+
+Status DurableScheduler::Impl::HandBack(const std::string& id, Status s) {
+  std::lock_guard lock(handed_mu_);
+  handed_back_.insert(id);
+  any_handed_back_.store(true);
+  return s;
+}
+
+bool DurableScheduler::Impl::HandedBack(std::string_view key) {
+  if (!any_handed_back_.load(std::memory_order_relaxed) || key.empty()) return false;
+  std::lock_guard lock(handed_mu_);
+  return handed_back_.count(SplitKey(key).first) > 0;
+}
+
+void DurableScheduler::Impl::RunLeft() {
+  if (runs_.fetch_sub(1) == 1 && shut_down_) {
+    std::lock_guard lock(runs_mu_);
+    runs_cv_.notify_all();
+  }
 }
 
 // Records the run as Running with a lease and waits for the commit, so the
@@ -539,6 +601,10 @@ void DurableScheduler::Impl::EndRun(const std::string& id) {
 
 void DurableScheduler::Impl::SyncLocked(const std::string& id, Loaded& l,
                                         std::function<void(Status)> done) {
+  if (HandedBack(id)) {  // the store keeps what the next start needs
+    if (done) done(Status());
+    return;
+  }
   DurableJob& r = l.rec;
   Instant now = Now();
   l.synced_in_flight = l.in_flight > 0;
@@ -875,7 +941,17 @@ ShutdownReport DurableScheduler::Impl::Shutdown(Duration timeout) {
   }
   loader_cv_.notify_all();
   if (loader_.joinable()) loader_.join();
-  ShutdownReport rep = engine_->Shutdown(timeout);
+  // The drain: nothing starts now (Wrap hands it back), and the runs under
+  // way get `timeout` to end on their own before their stop is requested.
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  {
+    const int self = in_wrapped_run ? 1 : 0;
+    std::unique_lock lock(runs_mu_);
+    runs_cv_.wait_until(lock, until, [&] { return runs_.load() <= self; });
+  }
+  const Duration left =
+      std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now());
+  ShutdownReport rep = engine_->Shutdown(std::max(left, Duration(0)));
   (void)options_.store->Flush();
   return rep;
 }

@@ -235,6 +235,23 @@ TEST(TargetsTest, Targets_5_2_HttpReceiverThatNeverAnswersTimesOut) {
   EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.ToString();
 }
 
+// A stop request (cancel, the daemon's drain) ends a webhook waiting for its
+// answer long before the request's timeout, here 60 s.
+TEST(TargetsTest, Targets_5_2_HttpStopEndsARequestWaitingForItsAnswer) {
+  ScriptedPeer peer;
+  ASSERT_TRUE(peer.Listen(false, [&](int, const std::string&) { return peer.Hold(60s); }));
+  std::atomic<bool> stop{false};
+  RunContext ctx(JobId{}, "order-1001", 1, Instant(), StopToken(&stop));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(50ms);  // any moment of the wait
+    stop = true;
+  });
+  Status s = RunHttpTarget(ctx, HttpPayload(Url(peer), "60s"));
+  stopper.join();
+  EXPECT_EQ(s.code(), StatusCode::kCancelled) << s.ToString();
+  EXPECT_NE(s.message().find("stopped"), std::string::npos) << s.ToString();
+}
+
 // Each byte comes before the socket's timeout: only the request's own
 // deadline ends it.
 TEST(TargetsTest, Targets_5_2_HttpReceiverThatTricklesIsCutAtTheTimeout) {

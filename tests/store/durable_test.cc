@@ -67,7 +67,9 @@ class DurableTest : public ::testing::Test {
                    if (p == "fail") return Status::Unavailable("boom");
                    return Status();
                  }).ok());
-    if (start) EXPECT_TRUE(d->Start().ok());
+    if (start) {
+      EXPECT_TRUE(d->Start().ok());
+    }
     return d;
   }
   DurableJob Once(std::string id, Duration in, std::string payload = "") {
@@ -450,6 +452,103 @@ TEST_F(DurableTest, Durable_2_11_ShutdownFromTwoThreadsAtOnce) {
   EXPECT_EQ(d->Get("late").status().code(), StatusCode::kNotFound) << "stored after Shutdown";
 }
 
+// SPEC 5.5's drain: a run under way ends on its own within the timeout and
+// is recorded; a job that comes due meanwhile does not start, stays as
+// stored, and runs at the next start.
+TEST_F(DurableTest, Durable_5_5_TheDrainLetsARunFinishAndStartsNothing) {
+  std::promise<void> started;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  auto d = Make(1h, false);
+  ASSERT_TRUE(d->RegisterHandler("hold", [&](const RunContext&, std::string_view) {
+                 started.set_value();
+                 released.wait();
+                 return Status();
+               }).ok());
+  ASSERT_TRUE(d->Start().ok());
+  DurableJob held = Once("held", 0s);
+  held.handler = "hold";
+  ASSERT_TRUE(d->Submit(held).ok());
+  ASSERT_TRUE(d->Submit(Once("due", 1s)).ok());
+  ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
+  std::future<ShutdownReport> report =
+      std::async(std::launch::async, [&d] { return d->Shutdown(1h); });
+  ASSERT_TRUE(Eventually([&] {
+    return d->SetDelay("due", 1s).code() == StatusCode::kShuttingDown;
+  }));  // the drain has begun
+  clock_->Advance(1s);
+  ASSERT_TRUE(Eventually([&] {
+    auto e = d->engine().Info("due");
+    return e.ok() && e->runs > 0 && e->state != JobState::kRunning;
+  }));  // its run came and was left
+  EXPECT_EQ(report.wait_for(0s), std::future_status::timeout) << "the drain did not wait";
+  release.set_value();
+  EXPECT_TRUE(report.get().clean());
+  d.reset();  // its last events written
+  EXPECT_EQ(store_->Get("held")->state, JobState::kCompleted);
+  EXPECT_EQ(calls_.Count("due"), 0u);
+  EXPECT_EQ(store_->Get("due")->state, JobState::kWaiting);
+  EXPECT_EQ(store_->Get("due")->runs, 0u);
+  d = Make();
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(calls_.Count("due"), 1u);
+  EXPECT_EQ(store_->Get("due")->state, JobState::kCompleted);
+}
+
+// A run still going when the drain's time is up gets its stop requested; if
+// it fails then, it keeps its lease and runs again at the next start (4.5).
+TEST_F(DurableTest, Durable_5_5_ARunStoppedByTheDrainRunsAgainAtTheNextStart) {
+  std::promise<void> started;
+  auto d = Make(1h, false);
+  ASSERT_TRUE(d->RegisterHandler("stubborn", [&](const RunContext& ctx, std::string_view) {
+                 started.set_value();
+                 while (!ctx.stop_requested()) std::this_thread::sleep_for(1ms);
+                 return Status::Cancelled("stopped");
+               }).ok());
+  ASSERT_TRUE(d->Start().ok());
+  DurableJob s = Once("s", 0s);
+  s.handler = "stubborn";
+  ASSERT_TRUE(d->Submit(s).ok());
+  ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
+  (void)d->Shutdown(10ms);
+  d.reset();  // waits for the run to end
+  DurableJob kept = *store_->Get("s");
+  EXPECT_EQ(kept.state, JobState::kRunning);
+  EXPECT_FALSE(kept.lease_owner.empty());
+  EXPECT_EQ(kept.attempt, 1);
+  EXPECT_EQ(kept.failures, 0u);
+
+  d = Make(1h, false);
+  std::atomic<int> attempt{0};
+  ASSERT_TRUE(d->RegisterHandler("stubborn", [&](const RunContext& ctx, std::string_view) {
+                 attempt = ctx.attempt();
+                 return Status();
+               }).ok());
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(attempt.load(), 2);
+  DurableJob done = *store_->Get("s");
+  EXPECT_EQ(done.state, JobState::kCompleted);
+  EXPECT_TRUE(done.recovered);
+}
+
+// Called from a handler, the drain does not wait for that very handler.
+TEST_F(DurableTest, Durable_5_5_ShutdownFromAHandlerDoesNotWaitForItself) {
+  std::promise<bool> clean;
+  auto d = Make(1h, false);
+  ASSERT_TRUE(d->RegisterHandler("quit", [&](const RunContext&, std::string_view) {
+                 clean.set_value(d->Shutdown(1h).clean());
+                 return Status();
+               }).ok());
+  ASSERT_TRUE(d->Start().ok());
+  DurableJob q = Once("q", 0s);
+  q.handler = "quit";
+  ASSERT_TRUE(d->Submit(q).ok());
+  std::future<bool> done = clean.get_future();
+  ASSERT_EQ(done.wait_for(10s), std::future_status::ready) << "the drain waited for itself";
+  EXPECT_FALSE(done.get());  // the handler itself, still running
+}
+
 TEST_F(DurableTest, Durable_4_3_SqliteRoundTripAcrossRestart) {
   auto dir = std::filesystem::temp_directory_path() / ("ax-durable-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
@@ -590,6 +689,31 @@ TEST_F(DurableTest, Durable_2_9_CancellingAParentBeyondTheWindowCancelsItsChildr
   EXPECT_EQ(d->Get("c")->reason, "parent p is cancelled");
   EXPECT_EQ(d->Get("g")->state, JobState::kCancelled);
   EXPECT_EQ(d->Get("g")->reason, "parent c is cancelled");
+}
+
+// A child submitted after its parent ended ends as a waiting child would: the
+// child of a dead parent is Dead (SPEC 2.3), of a cancelled one Cancelled.
+TEST_F(DurableTest, Durable_2_9_AChildOfAnEndedParentEndsAsTheParentDid) {
+  DurableJob dead = Once("dead", 0s);
+  dead.state = JobState::kDead;
+  DurableJob gone = Once("gone", 0s);
+  gone.state = JobState::kCancelled;
+  for (DurableJob* p : {&dead, &gone}) {
+    p->created_at = clock_->Now() - 1min;
+    p->finished_at = p->created_at;
+  }
+  ASSERT_TRUE(store_->Put({dead, gone}).ok());
+  auto d = Make();
+  DurableJob a = Once("a", 1s);
+  a.parent = "dead";
+  DurableJob b = Once("b", 1s);
+  b.parent = "gone";
+  ASSERT_TRUE(d->Submit(a).ok());
+  ASSERT_TRUE(d->Submit(b).ok());
+  EXPECT_EQ(d->Get("a")->state, JobState::kDead);
+  EXPECT_EQ(d->Get("a")->reason, "parent dead is dead");
+  EXPECT_EQ(d->Get("b")->state, JobState::kCancelled);
+  EXPECT_EQ(d->Get("b")->reason, "parent gone is cancelled");
 }
 
 TEST_F(DurableTest, Durable_4_3_AnIdTwiceInABatchIsNamedWithItsIndex) {
