@@ -59,8 +59,9 @@ class CronSchedule {
   // Errors (kInvalidArgument) name the field and the reason, e.g.
   //   "day-of-week: 8 is out of range 0-7", "minute: step must be at least 1
   //   in '*/0'", "hour: range 5-1 is reversed", "day-of-week: bare 'L' is
-  //   ambiguous; write nL (e.g. 5L = the last Friday)", "cron: expected 5 or 6
-  //   fields, got 4", "day-of-month: '30' never matches a day of month '2',
+  //   ambiguous; write nL (e.g. 5L = the last Friday)", "cron: expected 5
+  //   fields (minute hour day-of-month month day-of-week) or 6 with a leading
+  //   second, got 4", "day-of-month: '30' never matches a day of month '2',
   //   so the expression can never fire", "tz: unknown time zone 'Mars/Base'".
   static Result<CronSchedule> Parse(std::string_view expr, std::string_view tz = "UTC");
 

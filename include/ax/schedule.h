@@ -52,7 +52,7 @@ struct ScheduleSpec {
 //   "schedule: give exactly one of cron, in, at, every (got none)"
 //   "schedule: tz is only valid with cron (got tz with at)"
 // and the parse error of the chosen field, prefixed with its name for
-// durations and instants ("every: duration must be positive, got '0s'") and
+// durations and instants ("every: the period must be positive, got '0s'") and
 // as-is for cron (whose messages already name the cron field or "tz").
 Result<ScheduleSpec> MakeScheduleSpec(const ScheduleFields& fields);
 
