@@ -15,6 +15,8 @@
 #   ../shared/peers/summarize --range OUT_DIR/peers10m.jsonl OUT_DIR/ax10m.jsonl
 # and the ratio to the best peer round by round with:
 #   scripts/round-ratios.py OUT_DIR/peers.jsonl OUT_DIR/ax.jsonl
+#   scripts/round-ratios.py OUT_DIR/peers.jsonl OUT_DIR/ax-probe.jsonl
+# (the second: W2 while ax also answers calls, which the peers are not asked).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-side-by-side}
@@ -44,10 +46,12 @@ for _ in $(seq "$repeats"); do
   for w in W1 W2 W3; do
     for p in asio libuv go naive; do peer "$p" "$w" >> "$out/peers.jsonl"; done
     "$ax" bench "$w" >> "$out/ax.jsonl" || true
+    # The same storm while a thread makes calls, right after the plain one so
+    # that both meet the host in the same state.
+    if [ "$w" = W2 ]; then "$ax" bench W2 --probe >> "$out/ax-probe.jsonl" || true; fi
   done
   "$ax" bench W4 >> "$out/ax.jsonl" || true
   "$ax" bench W4 --timer-slack-ms 1 >> "$out/ax-slack.jsonl" || true
-  "$ax" bench W2 --probe >> "$out/ax-probe.jsonl" || true
   "$ax" bench W3 --pin-workers >> "$out/ax-pinned.jsonl" || true
   "$ax" bench W4 --pin-workers >> "$out/ax-pinned.jsonl" || true
 done
