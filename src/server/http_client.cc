@@ -96,12 +96,11 @@ Duration Remaining(Clock::time_point deadline) {
 struct Limit {
   Clock::time_point deadline;
   StopToken stop;
-  bool stoppable;
   // The next wait: what is left, or a slice of it if the request may be
   // stopped (a fixed slice, so that pooled connections keep their timeouts).
   Duration Wait() const {
     const Duration left = Remaining(deadline);
-    return stoppable ? std::min<Duration>(left, std::chrono::milliseconds(100)) : left;
+    return stop.can_stop() ? std::min<Duration>(left, std::chrono::milliseconds(100)) : left;
   }
 };
 
@@ -328,8 +327,7 @@ Outcome ReadResponse(Conn& c, bool head, const Limit& limit,
 }  // namespace
 
 Result<ClientResponse> HttpDo(const ClientRequest& r, Duration timeout, StopToken stop) {
-  const Limit limit{Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout), stop,
-                    stop.can_stop()};
+  const Limit limit{Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout), stop};
   ThreadPool& p = Pool();
   std::string key = r.host + ":" + r.port;
   Serialize(r, p.buf);

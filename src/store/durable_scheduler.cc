@@ -943,7 +943,8 @@ ShutdownReport DurableScheduler::Impl::Shutdown(Duration timeout) {
   if (loader_.joinable()) loader_.join();
   // The drain: nothing starts now (Wrap hands it back), and the runs under
   // way get `timeout` to end on their own before their stop is requested.
-  const auto until = std::chrono::steady_clock::now() + timeout;
+  const auto until = std::chrono::steady_clock::now() +
+                     std::min<Duration>(timeout, std::chrono::hours(24 * 365 * 100));
   {
     const int self = in_wrapped_run ? 1 : 0;
     std::unique_lock lock(runs_mu_);
