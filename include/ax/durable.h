@@ -126,9 +126,8 @@ class DurableScheduler {
   // Drains, then stops: stops the loader; from then on no run starts (a job
   // that comes due is left, as stored, to the next start); the runs under
   // way get `timeout` of real time to end on their own; then the engine shuts
-  // down, requesting their stop (2.11), and the store is flushed (the last
-  // events of runs that ended meanwhile are written by the time the object
-  // is destroyed, when the engine has delivered them). A run that
+  // down, requesting their stop (2.11), and the store is flushed: the runs
+  // that ended are recorded when it returns. A run that
   // fails once its stop was requested keeps its lease and is recovered at the
   // next start (attempt + 1, recovered); its events reach neither the store
   // nor the observer or dead-letter hook. Submissions and changes get

@@ -128,9 +128,11 @@ class Scheduler {
 
   // ---- Shutdown (2.11): new calls get ShuttingDown, nothing new starts,
   // running callbacks get their stop requested and are awaited up to
-  // `timeout` (real time). The report lists the runs that did not finish.
-  // Called from a callback, it does not wait for that callback, which cannot
-  // end before it returns (the report lists it, still running).
+  // `timeout` (real time). The report lists the runs that did not finish;
+  // the events of those that did reach the observer (within the timeout)
+  // before it returns, unless it is called from the observer. Called from a
+  // callback, it does not wait for that callback, which cannot end before it
+  // returns (the report lists it, still running).
   virtual ShutdownReport Shutdown(Duration timeout) = 0;
 };
 

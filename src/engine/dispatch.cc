@@ -1417,6 +1417,8 @@ ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
     self = 1;
   }
   ShutdownReport report;
+  const auto until =
+      std::chrono::steady_clock::now() + std::min<Duration>(timeout, std::chrono::hours(24 * 365));
   Lock l = Acquire();
   auto done = [&] { return Executing() <= self; };
   if (timeout > std::chrono::hours(24 * 365)) {
@@ -1430,6 +1432,11 @@ ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
       report.unfinished.emplace_back(r.job, r.gen);
     }
   }
+  l.unlock();
+  // The finished runs' events were queued with their outcome (under mu_):
+  // delivered before the report, so an observer that records them (the
+  // durable layer) has seen them all. Not from the observer itself.
+  if (events_ && !events_->OnThread()) (void)events_->WaitDelivered(until);
   return report;
 }
 

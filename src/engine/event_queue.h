@@ -25,6 +25,8 @@ class EventQueue {
   void Push(Event e);
   // Waits until every event published so far was delivered or `until` passed.
   bool WaitDelivered(std::chrono::steady_clock::time_point until);
+  // Whether the caller is the delivering thread (an observer's call).
+  bool OnThread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
  private:
   void Loop();

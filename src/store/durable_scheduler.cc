@@ -204,8 +204,10 @@ class DurableScheduler::Impl {
   std::set<std::string, std::less<>> handed_back_;  // guarded by handed_mu_
   std::atomic<bool> any_handed_back_{false};
 
-  // Wrapped tasks on a worker; Shutdown waits for none (the drain).
+  // Wrapped tasks on a worker; Shutdown waits for none (the drain), then
+  // sets stopping_ as it asks the engine to stop the runs still going.
   std::atomic<int> runs_{0};
+  std::atomic<bool> stopping_{false};
   std::mutex runs_mu_;
   std::condition_variable runs_cv_;
 
@@ -538,7 +540,8 @@ Task DurableScheduler::Impl::Wrap(Task inner, std::string id, int base, bool rec
     in_wrapped_run = true;
     Status s = inner(durable_ctx);
     // Stopped by the drain: the lease stays, and the next start runs it again.
-    if (!s.ok() && shut_down_ && ctx.stop_requested()) return HandBack(id, std::move(s));
+    // (A stop before it, by a cancel or the run's timeout, ends as usual.)
+    if (!s.ok() && stopping_ && ctx.stop_requested()) return HandBack(id, std::move(s));
     return s;
   };
 }
@@ -952,6 +955,7 @@ ShutdownReport DurableScheduler::Impl::Shutdown(Duration timeout) {
   }
   const Duration left =
       std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now());
+  stopping_ = true;
   ShutdownReport rep = engine_->Shutdown(std::max(left, Duration(0)));
   (void)options_.store->Flush();
   return rep;

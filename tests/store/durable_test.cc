@@ -474,7 +474,7 @@ TEST_F(DurableTest, Durable_5_5_TheDrainLetsARunFinishAndStartsNothing) {
   std::future<ShutdownReport> report =
       std::async(std::launch::async, [&d] { return d->Shutdown(1h); });
   ASSERT_TRUE(Eventually([&] {
-    return d->SetDelay("due", 1s).code() == StatusCode::kShuttingDown;
+    return d->Submit(Once("probe", 1h)).status().code() == StatusCode::kShuttingDown;
   }));  // the drain has begun
   clock_->Advance(1s);
   ASSERT_TRUE(Eventually([&] {
@@ -484,11 +484,11 @@ TEST_F(DurableTest, Durable_5_5_TheDrainLetsARunFinishAndStartsNothing) {
   EXPECT_EQ(report.wait_for(0s), std::future_status::timeout) << "the drain did not wait";
   release.set_value();
   EXPECT_TRUE(report.get().clean());
-  d.reset();  // its last events written
-  EXPECT_EQ(store_->Get("held")->state, JobState::kCompleted);
+  EXPECT_EQ(store_->Get("held")->state, JobState::kCompleted);  // recorded by then
   EXPECT_EQ(calls_.Count("due"), 0u);
   EXPECT_EQ(store_->Get("due")->state, JobState::kWaiting);
   EXPECT_EQ(store_->Get("due")->runs, 0u);
+  d.reset();
   d = Make();
   ASSERT_TRUE(d->engine().WaitIdle());
   EXPECT_EQ(calls_.Count("due"), 1u);
@@ -530,6 +530,37 @@ TEST_F(DurableTest, Durable_5_5_ARunStoppedByTheDrainRunsAgainAtTheNextStart) {
   DurableJob done = *store_->Get("s");
   EXPECT_EQ(done.state, JobState::kCompleted);
   EXPECT_TRUE(done.recovered);
+}
+
+// A run that times out while the drain waits for it fails as usual: only a
+// stop that the drain itself asks for hands the run back.
+TEST_F(DurableTest, Durable_5_5_ATimeoutDuringTheDrainIsAFailure) {
+  std::promise<void> started;
+  auto d = Make(1h, false);
+  ASSERT_TRUE(d->RegisterHandler("slow", [&](const RunContext& ctx, std::string_view) {
+                 started.set_value();
+                 while (!ctx.stop_requested()) std::this_thread::sleep_for(1ms);
+                 return Status::DeadlineExceeded("gave up");
+               }).ok());
+  ASSERT_TRUE(d->Start().ok());
+  DurableJob s = Once("s", 0s);
+  s.handler = "slow";
+  s.timeout = 5s;
+  s.retry.max_attempts = 1;  // no retry, which would start (and be left) in the drain
+  ASSERT_TRUE(d->Submit(s).ok());
+  ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
+  std::future<ShutdownReport> report =
+      std::async(std::launch::async, [&d] { return d->Shutdown(1h); });
+  ASSERT_TRUE(Eventually([&] {
+    return d->Submit(Once("probe", 1h)).status().code() == StatusCode::kShuttingDown;
+  }));                  // the drain has begun
+  clock_->Advance(5s);  // the run's timeout
+  EXPECT_TRUE(report.get().clean());
+  d.reset();
+  DurableJob kept = *store_->Get("s");
+  EXPECT_EQ(kept.state, JobState::kDead);
+  EXPECT_TRUE(kept.lease_owner.empty());
+  EXPECT_FALSE(kept.last_error.empty());
 }
 
 // Called from a handler, the drain does not wait for that very handler.
