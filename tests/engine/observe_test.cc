@@ -213,6 +213,32 @@ TEST_F(ObserveTest, Engine_2_11_ShutdownFromAPlainCallbackDoesNotWaitForIt) {
   ShutdownFromACallback(s_, clock_);
 }
 
+// The events of the runs that finish within Shutdown's wait reach the
+// observer before it returns, however slow the observer: the durable layer
+// records outcomes from them and flushes its store after Shutdown.
+TEST_F(ObserveTest, Engine_2_11_ShutdownReturnsWithTheFinishedRunsEventsDelivered) {
+  Start(2, [this](SchedulerOptions& o) {
+    o.observer = [this](const Event& e) {
+      std::this_thread::sleep_for(milliseconds(30));  // an observer that writes somewhere
+      std::lock_guard<std::mutex> l(events_mu_);
+      events_.push_back(e);
+    };
+  });
+  Gate started;
+  Gate release;
+  Result<JobId> a = s_->After(seconds(1), [&] {
+    started.Open();
+    release.Wait();
+  });
+  ASSERT_TRUE(a.ok());
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  auto report = std::async(std::launch::async, [this] { return s_->Shutdown(seconds(10)); });
+  release.Open();
+  EXPECT_TRUE(report.get().clean());
+  EXPECT_EQ(CountEvents(*a, EventType::kCompleted), 1u);
+}
+
 // Threads of this process named `name`.
 int ThreadsNamed(std::string_view name) {
   int n = 0;
