@@ -72,6 +72,19 @@ class DurableTest : public ::testing::Test {
     }
     return d;
   }
+  // Started, with a handler "wait" that says when it starts, waits for its
+  // run's stop and then returns `out`.
+  std::unique_ptr<DurableScheduler> MakeWithWaiter(std::promise<void>& started, Status out) {
+    auto d = Make(1h, false);
+    EXPECT_TRUE(
+        d->RegisterHandler("wait", [&started, out](const RunContext& ctx, std::string_view) {
+           started.set_value();
+           while (!ctx.stop_requested()) std::this_thread::sleep_for(1ms);
+           return out;
+         }).ok());
+    EXPECT_TRUE(d->Start().ok());
+    return d;
+  }
   DurableJob Once(std::string id, Duration in, std::string payload = "") {
     DurableJob j;
     j.id = std::move(id);
@@ -499,15 +512,9 @@ TEST_F(DurableTest, Durable_5_5_TheDrainLetsARunFinishAndStartsNothing) {
 // it fails then, it keeps its lease and runs again at the next start (4.5).
 TEST_F(DurableTest, Durable_5_5_ARunStoppedByTheDrainRunsAgainAtTheNextStart) {
   std::promise<void> started;
-  auto d = Make(1h, false);
-  ASSERT_TRUE(d->RegisterHandler("stubborn", [&](const RunContext& ctx, std::string_view) {
-                 started.set_value();
-                 while (!ctx.stop_requested()) std::this_thread::sleep_for(1ms);
-                 return Status::Cancelled("stopped");
-               }).ok());
-  ASSERT_TRUE(d->Start().ok());
+  auto d = MakeWithWaiter(started, Status::Cancelled("stopped"));
   DurableJob s = Once("s", 0s);
-  s.handler = "stubborn";
+  s.handler = "wait";
   ASSERT_TRUE(d->Submit(s).ok());
   ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
   (void)d->Shutdown(10ms);
@@ -520,7 +527,7 @@ TEST_F(DurableTest, Durable_5_5_ARunStoppedByTheDrainRunsAgainAtTheNextStart) {
 
   d = Make(1h, false);
   std::atomic<int> attempt{0};
-  ASSERT_TRUE(d->RegisterHandler("stubborn", [&](const RunContext& ctx, std::string_view) {
+  ASSERT_TRUE(d->RegisterHandler("wait", [&](const RunContext& ctx, std::string_view) {
                  attempt = ctx.attempt();
                  return Status();
                }).ok());
@@ -536,15 +543,9 @@ TEST_F(DurableTest, Durable_5_5_ARunStoppedByTheDrainRunsAgainAtTheNextStart) {
 // stop that the drain itself asks for hands the run back.
 TEST_F(DurableTest, Durable_5_5_ATimeoutDuringTheDrainIsAFailure) {
   std::promise<void> started;
-  auto d = Make(1h, false);
-  ASSERT_TRUE(d->RegisterHandler("slow", [&](const RunContext& ctx, std::string_view) {
-                 started.set_value();
-                 while (!ctx.stop_requested()) std::this_thread::sleep_for(1ms);
-                 return Status::DeadlineExceeded("gave up");
-               }).ok());
-  ASSERT_TRUE(d->Start().ok());
+  auto d = MakeWithWaiter(started, Status::DeadlineExceeded("gave up"));
   DurableJob s = Once("s", 0s);
-  s.handler = "slow";
+  s.handler = "wait";
   s.timeout = 5s;
   s.retry.max_attempts = 1;  // no retry, which would start (and be left) in the drain
   ASSERT_TRUE(d->Submit(s).ok());
