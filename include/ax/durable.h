@@ -87,7 +87,7 @@ class DurableScheduler {
  public:
   // InvalidArgument without a store or with a bad window.
   static Result<std::unique_ptr<DurableScheduler>> Create(DurableOptions options);
-  ~DurableScheduler();  // Shutdown(0) unless done already
+  ~DurableScheduler();  // Shutdown(0) unless called already; waits for its end
 
   // Handler types; register them all before Start().
   Status RegisterHandler(std::string type, Handler handler);
@@ -125,15 +125,15 @@ class DurableScheduler {
 
   // Drains, then stops: stops the loader; from then on no run starts (a job
   // that comes due is left, as stored, to the next start); the runs under
-  // way get `timeout` of real time to end on their own; then the engine shuts
-  // down, requesting their stop (2.11), and the store is flushed: the runs
-  // that ended are recorded when it returns. A run that
-  // fails once its stop was requested keeps its lease and is recovered at the
-  // next start (attempt + 1, recovered); its events reach neither the store
-  // nor the observer or dead-letter hook. Submissions and changes get
-  // ShuttingDown from the first moment; reads go on. A second call, from any
-  // thread, returns an empty report at once; from a handler, it does not
-  // wait for that handler.
+  // way get `timeout` of real time to end on their own, and are recorded
+  // (Scheduler::Drain); then those still going are asked to stop (2.11) and
+  // the store is flushed. Such a run keeps its lease unless it succeeds, and
+  // is recovered at the next start (attempt + 1, recovered); its other events
+  // reach neither the store nor the observer or dead-letter hook. Submissions
+  // and changes get ShuttingDown from the first moment; reads go on. A second
+  // call, from any thread, returns an empty report at once (the destructor
+  // waits for the first to end); from a handler, it does not wait for that
+  // handler.
   ShutdownReport Shutdown(Duration timeout);
 
   class Impl;

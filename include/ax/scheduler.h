@@ -129,11 +129,15 @@ class Scheduler {
   // ---- Shutdown (2.11): new calls get ShuttingDown, nothing new starts,
   // running callbacks get their stop requested and are awaited up to
   // `timeout` (real time). The report lists the runs that did not finish;
-  // the events of those that did reach the observer (within the timeout)
-  // before it returns, unless it is called from the observer. Called from a
+  // the events of those that did reach the observer (within the timeout, or
+  // a second if longer) before it returns, unless it is called from the observer. Called from a
   // callback, it does not wait for that callback, which cannot end before it
   // returns (the report lists it, still running).
   virtual ShutdownReport Shutdown(Duration timeout) = 0;
+  // A graceful Shutdown: the same, except that running callbacks are not
+  // asked to stop; they get `timeout` to end on their own. Shutdown after it
+  // asks the ones still running to stop.
+  virtual ShutdownReport Drain(Duration timeout) = 0;
 };
 
 }  // namespace ax

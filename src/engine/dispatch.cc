@@ -1022,7 +1022,8 @@ void SchedulerImpl::ReleaseRun(uint32_t run, Task& released) {
 }
 
 void SchedulerImpl::NotifyIfNoneExecuting() {
-  if (Executing() == 0) idle_cv_.notify_all();
+  // Shutting down, a callback's own Shutdown waits for every run but its own.
+  if (Executing() <= (shutting_down_ ? 1u : 0u)) idle_cv_.notify_all();
 }
 
 uint64_t SchedulerImpl::Executing() const {
@@ -1391,18 +1392,26 @@ bool SchedulerImpl::WaitFor(Duration timeout, bool runs_too) {
   return !runs_too || !events_ || events_->WaitDelivered(until);
 }
 
-ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
+ShutdownReport SchedulerImpl::Shutdown(Duration timeout) { return Stop(timeout, true); }
+ShutdownReport SchedulerImpl::Drain(Duration timeout) { return Stop(timeout, false); }
+
+ShutdownReport SchedulerImpl::Stop(Duration timeout, bool ask_runs_to_stop) {
   {
     Lock l = Acquire();
     if (!shutting_down_) {
       shutting_down_ = true;
-      stopping_runs_.store(true, std::memory_order_release);
+      stopping_runs_.store(true, std::memory_order_release);  // nothing new starts
       for (uint32_t i = 0; i < runs_.size(); ++i) {
         Run& r = runs_[i];
         if (r.job == kNoIndex) continue;
-        r.stop.store(true, std::memory_order_release);
         uint8_t queued = kQueued;
         r.phase.compare_exchange_strong(queued, kDropped, std::memory_order_acq_rel);
+      }
+    }
+    if (ask_runs_to_stop && !runs_asked_to_stop_) {
+      runs_asked_to_stop_ = true;
+      for (uint32_t i = 0; i < runs_.size(); ++i) {
+        if (runs_[i].job != kNoIndex) runs_[i].stop.store(true, std::memory_order_release);
       }
     }
   }
@@ -1435,8 +1444,10 @@ ShutdownReport SchedulerImpl::Shutdown(Duration timeout) {
   l.unlock();
   // The finished runs' events were queued with their outcome (under mu_):
   // delivered before the report, so an observer that records them (the
-  // durable layer) has seen them all. Not from the observer itself.
-  if (events_ && !events_->OnThread()) (void)events_->WaitDelivered(until);
+  // durable layer) has seen them all; within the timeout, or a second if that
+  // is later. Not from the observer itself.
+  const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  if (events_ && !events_->OnThread()) (void)events_->WaitDelivered(std::max(until, grace));
   return report;
 }
 

@@ -91,6 +91,7 @@ class SchedulerImpl final : public Scheduler {
   bool WaitIdle(Duration timeout) override;
   bool WaitDispatched(Duration timeout) override;
   ShutdownReport Shutdown(Duration timeout) override;
+  ShutdownReport Drain(Duration timeout) override;
 
  private:
   using Lock = std::unique_lock<FastMutex>;
@@ -306,8 +307,11 @@ class SchedulerImpl final : public Scheduler {
   int64_t NextWake(bool jobs);
   // Runs started and not finished (flushed), over all workers.
   uint64_t Executing() const;
-  // Wakes the waiters on idle_cv_ once no run executes. REQUIRES mu_.
+  // Wakes the waiters on idle_cv_ once no run executes (shutting down: at
+  // most one, a callback's own). REQUIRES mu_.
   void NotifyIfNoneExecuting();
+  // Shutdown and Drain: nothing new starts, then the wait (SPEC 2.11).
+  ShutdownReport Stop(Duration timeout, bool ask_runs_to_stop);
 
   // ---- state changes (REQUIRES mu_)
   void SetState(Job& j, JobState state) {
@@ -514,6 +518,7 @@ class SchedulerImpl final : public Scheduler {
   std::vector<uint32_t> run_due_;
   int64_t armed_ = INT64_MAX;  // the instant the scheduler thread sleeps until
   bool shutting_down_ = false;
+  bool runs_asked_to_stop_ = false;  // by Shutdown (Drain does not ask)
   bool loop_exit_ = false;
   Stats stats_;
   std::mt19937_64 rng_;

@@ -138,6 +138,7 @@ class DurableScheduler::Impl {
   Result<std::vector<DurableJob>> List(const ListQuery& q);
   DurableStats GetStats();
   ShutdownReport Shutdown(Duration timeout);
+  void AwaitShutdown();                 // until the first Shutdown call returns
   std::atomic<bool> shut_down_{false};  // the first Shutdown call does the work
 
   Scheduler& engine() { return *engine_; }
@@ -170,11 +171,12 @@ class DurableScheduler::Impl {
   Task Wrap(Task inner, std::string id, int base, bool recovered);
   void BeginRun(const std::string& id, const RunContext& ctx, int attempt, bool recovered);
   void EndRun(const std::string& id);
-  // Leaves job `id` to the next start, as the store holds it (a run's lease
-  // or the due run not started) and returns `s`: nothing after it is written.
-  Status HandBack(const std::string& id, Status s);
-  bool HandedBack(std::string_view key);
-  void RunLeft();
+  // Once the drain's time is up (stopping_), the runs still going keep
+  // their leases: only a success is recorded, and passed on to the hooks.
+  bool Withheld(const Event& ev) const {
+    return stopping_ && ev.type != EventType::kSucceeded && ev.type != EventType::kCompleted &&
+           ev.type != EventType::kScheduled;
+  }
   void OnEvent(const Event& ev);
   // Copies the engine's view of `l` into its record and enqueues the write,
   // unless the record's changeable fields equal the last write's and nobody
@@ -198,18 +200,12 @@ class DurableScheduler::Impl {
   Instant horizon_;                                 // guarded by mu_
   bool started_ = false;                            // guarded by mu_
 
-  // Jobs left to the next start by the drain (HandBack): their events reach
-  // neither the store nor the caller's hooks.
-  std::mutex handed_mu_;
-  std::set<std::string, std::less<>> handed_back_;  // guarded by handed_mu_
-  std::atomic<bool> any_handed_back_{false};
-
-  // Wrapped tasks on a worker; Shutdown waits for none (the drain), then
-  // sets stopping_ as it asks the engine to stop the runs still going.
-  std::atomic<int> runs_{0};
+  // Set by Shutdown after the drain, before it asks the runs to stop.
   std::atomic<bool> stopping_{false};
-  std::mutex runs_mu_;
-  std::condition_variable runs_cv_;
+  // The first Shutdown's end, which the destructor waits for.
+  std::mutex shut_mu_;
+  std::condition_variable shut_cv_;
+  bool shut_done_ = false;  // guarded by shut_mu_
 
   std::mutex loader_mu_;
   std::condition_variable loader_cv_;
@@ -232,13 +228,13 @@ Status DurableScheduler::Impl::Init() {
   SchedulerOptions eo = options_.engine;
   auto user_observer = eo.observer;
   eo.observer = [this, user_observer](const Event& ev) {
-    if (HandedBack(ev.key)) return;
+    if (Withheld(ev)) return;
     OnEvent(ev);
     if (user_observer) user_observer(ev);
   };
   if (auto user_dead = eo.on_dead_letter) {
     eo.on_dead_letter = [this, user_dead](const Event& ev) {
-      if (!HandedBack(ev.key)) user_dead(ev);
+      if (!Withheld(ev)) user_dead(ev);
     };
   }
   // The store keeps terminal jobs; the engine need not keep them long.
@@ -511,24 +507,9 @@ void DurableScheduler::Impl::ResolveOrphan(DurableJob c, Instant now) {
 
 // ---- Runs
 
-// The wrapped task on this thread, if any: Shutdown called from it does not
-// wait for it.
-thread_local bool in_wrapped_run = false;
-
 Task DurableScheduler::Impl::Wrap(Task inner, std::string id, int base, bool recovered) {
   return [this, inner = std::move(inner), id = std::move(id), base,
           recovered](const RunContext& ctx) mutable -> Status {
-    // Counted before the drain's flag is read, as Shutdown sets the flag
-    // before it reads the count: one of the two sees the other.
-    runs_.fetch_add(1);
-    struct Left {
-      Impl* self;
-      ~Left() {
-        in_wrapped_run = false;
-        self->RunLeft();
-      }
-    } left{this};
-    if (shut_down_) return HandBack(id, Status::Cancelled("draining: left to the next start"));
     int attempt = base + ctx.attempt();
     BeginRun(id, ctx, attempt, recovered);
     struct End {
@@ -537,33 +518,8 @@ Task DurableScheduler::Impl::Wrap(Task inner, std::string id, int base, bool rec
       ~End() { self->EndRun(id); }
     } end{this, id};
     RunContext durable_ctx(ctx.id(), id, attempt, ctx.scheduled_at(), ctx.stop_token());
-    in_wrapped_run = true;
-    Status s = inner(durable_ctx);
-    // Stopped by the drain: the lease stays, and the next start runs it again.
-    // (A stop before it, by a cancel or the run's timeout, ends as usual.)
-    if (!s.ok() && stopping_ && ctx.stop_requested()) return HandBack(id, std::move(s));
-    return s;
+    return inner(durable_ctx);
   };
-}
-
-Status DurableScheduler::Impl::HandBack(const std::string& id, Status s) {
-  std::lock_guard lock(handed_mu_);
-  handed_back_.insert(id);
-  any_handed_back_.store(true);
-  return s;
-}
-
-bool DurableScheduler::Impl::HandedBack(std::string_view key) {
-  if (!any_handed_back_.load(std::memory_order_relaxed) || key.empty()) return false;
-  std::lock_guard lock(handed_mu_);
-  return handed_back_.count(SplitKey(key).first) > 0;
-}
-
-void DurableScheduler::Impl::RunLeft() {
-  if (runs_.fetch_sub(1) == 1 && shut_down_) {
-    std::lock_guard lock(runs_mu_);
-    runs_cv_.notify_all();
-  }
 }
 
 // Records the run as Running with a lease and waits for the commit, so the
@@ -599,15 +555,12 @@ void DurableScheduler::Impl::EndRun(const std::string& id) {
   auto it = loaded_.find(id);
   if (it == loaded_.end()) return;
   Loaded& l = it->second;
-  if (--l.in_flight == 0 && l.synced_in_flight) SyncLocked(id, l, nullptr);
+  // Past the drain, the run's success event alone may write (Withheld).
+  if (--l.in_flight == 0 && l.synced_in_flight && !stopping_) SyncLocked(id, l, nullptr);
 }
 
 void DurableScheduler::Impl::SyncLocked(const std::string& id, Loaded& l,
                                         std::function<void(Status)> done) {
-  if (HandedBack(id)) {  // the store keeps what the next start needs
-    if (done) done(Status());
-    return;
-  }
   DurableJob& r = l.rec;
   Instant now = Now();
   l.synced_in_flight = l.in_flight > 0;
@@ -944,21 +897,24 @@ ShutdownReport DurableScheduler::Impl::Shutdown(Duration timeout) {
   }
   loader_cv_.notify_all();
   if (loader_.joinable()) loader_.join();
-  // The drain: nothing starts now (Wrap hands it back), and the runs under
-  // way get `timeout` to end on their own before their stop is requested.
-  const auto until = std::chrono::steady_clock::now() +
-                     std::min<Duration>(timeout, std::chrono::hours(24 * 365 * 100));
-  {
-    const int self = in_wrapped_run ? 1 : 0;
-    std::unique_lock lock(runs_mu_);
-    runs_cv_.wait_until(lock, until, [&] { return runs_.load() <= self; });
-  }
-  const Duration left =
-      std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now());
+  // The drain: nothing starts, and the runs under way get `timeout` to end
+  // on their own, their outcomes recorded. Then those still going are asked
+  // to stop, and keep their leases unless they succeed (Withheld).
+  (void)engine_->Drain(timeout);
   stopping_ = true;
-  ShutdownReport rep = engine_->Shutdown(std::max(left, Duration(0)));
+  ShutdownReport rep = engine_->Shutdown(Duration(0));
   (void)options_.store->Flush();
+  {
+    std::lock_guard lock(shut_mu_);
+    shut_done_ = true;
+  }
+  shut_cv_.notify_all();
   return rep;
+}
+
+void DurableScheduler::Impl::AwaitShutdown() {
+  std::unique_lock lock(shut_mu_);
+  shut_cv_.wait(lock, [this] { return shut_done_; });
 }
 
 // ---- DurableScheduler
@@ -970,7 +926,12 @@ Result<std::unique_ptr<DurableScheduler>> DurableScheduler::Create(DurableOption
 }
 
 DurableScheduler::DurableScheduler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-DurableScheduler::~DurableScheduler() { (void)impl_->Shutdown(Duration(0)); }
+// A Shutdown under way on another thread (a handler's) is waited for: the
+// engine's end would otherwise stop its drain's runs.
+DurableScheduler::~DurableScheduler() {
+  (void)impl_->Shutdown(Duration(0));
+  impl_->AwaitShutdown();
+}
 
 Status DurableScheduler::RegisterHandler(std::string type, Handler handler) {
   return impl_->RegisterHandler(std::move(type), std::move(handler));
