@@ -172,10 +172,11 @@ class DurableScheduler::Impl {
   void BeginRun(const std::string& id, const RunContext& ctx, int attempt, bool recovered);
   void EndRun(const std::string& id);
   // Once the drain's time is up (stopping_), the runs still going keep
-  // their leases: only a success is recorded, and passed on to the hooks.
+  // their leases: only a success is recorded, and passed on to the hooks (a
+  // periodic job's next tick is in the record its success event writes; a
+  // tick scheduled after a failure is not).
   bool Withheld(const Event& ev) const {
-    return stopping_ && ev.type != EventType::kSucceeded && ev.type != EventType::kCompleted &&
-           ev.type != EventType::kScheduled;
+    return stopping_ && ev.type != EventType::kSucceeded && ev.type != EventType::kCompleted;
   }
   void OnEvent(const Event& ev);
   // Copies the engine's view of `l` into its record and enqueues the write,
