@@ -239,15 +239,13 @@ TEST(TargetsTest, Targets_5_2_HttpReceiverThatNeverAnswersTimesOut) {
 // answer long before the request's timeout, here 60 s.
 TEST(TargetsTest, Targets_5_2_HttpStopEndsARequestWaitingForItsAnswer) {
   ScriptedPeer peer;
-  ASSERT_TRUE(peer.Listen(false, [&](int, const std::string&) { return peer.Hold(60s); }));
   std::atomic<bool> stop{false};
+  ASSERT_TRUE(peer.Listen(false, [&](int, const std::string&) {
+    stop = true;  // the request is in: its sender waits for the answer
+    return peer.Hold(60s);
+  }));
   RunContext ctx(JobId{}, "order-1001", 1, Instant(), StopToken(&stop));
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(50ms);  // any moment of the wait
-    stop = true;
-  });
   Status s = RunHttpTarget(ctx, HttpPayload(Url(peer), "60s"));
-  stopper.join();
   EXPECT_EQ(s.code(), StatusCode::kCancelled) << s.ToString();
   EXPECT_NE(s.message().find("stopped"), std::string::npos) << s.ToString();
 }

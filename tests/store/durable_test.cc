@@ -85,6 +85,19 @@ class DurableTest : public ::testing::Test {
     EXPECT_TRUE(d->Start().ok());
     return d;
   }
+  // Runs `j` on the handler above, due after `due`, until the drain's time
+  // is up (10 ms) and its stop fails it; returns the record the store kept.
+  DurableJob StoppedByTheDrain(DurableJob j, Duration due) {
+    std::promise<void> started;
+    auto d = MakeWithWaiter(started, Status::Cancelled("stopped"));
+    j.handler = "wait";
+    EXPECT_TRUE(d->Submit(j).ok());
+    clock_->Advance(due);
+    EXPECT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
+    (void)d->Shutdown(10ms);
+    d.reset();  // waits for the run to end
+    return *store_->Get(j.id);
+  }
   DurableJob Once(std::string id, Duration in, std::string payload = "") {
     DurableJob j;
     j.id = std::move(id);
@@ -509,21 +522,13 @@ TEST_F(DurableTest, Durable_5_5_TheDrainLetsARunFinishAndStartsNothing) {
 // A run still going when the drain's time is up gets its stop requested; if
 // it fails then, it keeps its lease and runs again at the next start (4.5).
 TEST_F(DurableTest, Durable_5_5_ARunStoppedByTheDrainRunsAgainAtTheNextStart) {
-  std::promise<void> started;
-  auto d = MakeWithWaiter(started, Status::Cancelled("stopped"));
-  DurableJob s = Once("s", 0s);
-  s.handler = "wait";
-  ASSERT_TRUE(d->Submit(s).ok());
-  ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
-  (void)d->Shutdown(10ms);
-  d.reset();  // waits for the run to end
-  DurableJob kept = *store_->Get("s");
+  DurableJob kept = StoppedByTheDrain(Once("s", 0s), 0s);
   EXPECT_EQ(kept.state, JobState::kRunning);
   EXPECT_FALSE(kept.lease_owner.empty());
   EXPECT_EQ(kept.attempt, 1);
   EXPECT_EQ(kept.failures, 0u);
 
-  d = Make(1h, false);
+  auto d = Make(1h, false);
   std::atomic<int> attempt{0};
   ASSERT_TRUE(d->RegisterHandler("wait", [&](const RunContext& ctx, std::string_view) {
                  attempt = ctx.attempt();
@@ -540,18 +545,10 @@ TEST_F(DurableTest, Durable_5_5_ARunStoppedByTheDrainRunsAgainAtTheNextStart) {
 // The same for a periodic job's tick: its failure after the stop does not
 // move the record on to the next tick.
 TEST_F(DurableTest, Durable_5_5_APeriodicTickStoppedByTheDrainKeepsItsLease) {
-  std::promise<void> started;
-  auto d = MakeWithWaiter(started, Status::Cancelled("stopped"));
   DurableJob p = Once("p", 0s);
-  p.handler = "wait";
   p.kind = JobKind::kEvery;
   p.period = 1min;
-  ASSERT_TRUE(d->Submit(p).ok());
-  clock_->Advance(1min);
-  ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
-  (void)d->Shutdown(10ms);
-  d.reset();
-  DurableJob kept = *store_->Get("p");
+  DurableJob kept = StoppedByTheDrain(p, 1min);
   EXPECT_EQ(kept.state, JobState::kRunning);
   EXPECT_FALSE(kept.lease_owner.empty());
 }
