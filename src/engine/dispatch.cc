@@ -5,6 +5,8 @@
 #include <chrono>
 #include <thread>
 
+#include "ax/duration.h"
+
 #include "engine/scheduler_impl.h"
 #include "timer/prefetch.h"
 
@@ -65,10 +67,6 @@ constexpr std::chrono::microseconds kSleeperWait(200);
 // Most terminal jobs forgotten at once beyond SchedulerOptions::max_retained
 // (fewer when max_retained / 64 is smaller, down to one).
 constexpr size_t kPurgeBatch = 64;
-
-std::string DurationText(Duration d) {
-  return std::to_string(std::chrono::duration<double>(d).count()) + "s";
-}
 
 }  // namespace
 
@@ -467,7 +465,7 @@ void SchedulerImpl::FireRunTimer(uint32_t run, Instant now) {
   e.attempt = r.attempt;
   if (!r.slow_done && r.slow_at <= now) {
     r.slow_done = true;
-    e.message = "running for more than " + DurationText(r.slow_at - r.started_at);
+    e.message = "running for more than " + FormatDuration(r.slow_at - r.started_at);
     Emit(std::move(e));
     ArmRunTimer(run);
     return;
@@ -476,7 +474,7 @@ void SchedulerImpl::FireRunTimer(uint32_t run, Instant now) {
     r.stop.store(true, std::memory_order_release);
     ++stats_.timed_out;
     e.type = EventType::kTimedOut;
-    e.message = "timed out after " + DurationText(r.timeout_at - r.started_at);
+    e.message = "timed out after " + FormatDuration(r.timeout_at - r.started_at);
     Emit(e);
     Resolve(run, Status::DeadlineExceeded(e.message), now);
   }
