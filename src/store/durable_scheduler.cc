@@ -157,7 +157,8 @@ class DurableScheduler::Impl {
     // state the engine has left: EndRun syncs again. Otherwise the run's
     // outcome event (which always follows EndRun) is the next sync.
     bool synced_in_flight = false;
-    Written written;  // what the store holds (or will, in call order)
+    uint64_t failures_seen = 0;  // kFailed events of engine_id taken in
+    Written written;             // what the store holds (or will, in call order)
   };
 
   Instant Now() const { return engine_->Now(); }
@@ -600,6 +601,13 @@ void DurableScheduler::Impl::SyncLocked(const std::string& id, Loaded& l,
     if (terminal) {
       r.next_run.reset();
       r.finished_at = now;
+      // The events of the run that ended the job may still be on their way
+      // (a timeout's kFailed follows its kTimedOut; EndRun may come before
+      // both), and find the job gone: what they carry is read here.
+      if (info->failures > l.failures_seen) {
+        r.failures += info->failures - l.failures_seen;
+        r.last_error = info->last_error;
+      }
     }
   }
   Written w = Written::Of(r);
@@ -634,6 +642,7 @@ void DurableScheduler::Impl::OnEvent(const Event& ev) {
   switch (ev.type) {
     case EventType::kFailed:
       ++r.failures;
+      if (!aux) ++l.failures_seen;
       r.last_error = ev.message;
       break;
     case EventType::kTimedOut:

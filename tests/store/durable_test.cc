@@ -575,6 +575,28 @@ TEST_F(DurableTest, Durable_5_5_ATimeoutDuringTheDrainIsAFailure) {
   DurableJob kept = *store_->Get("s");
   EXPECT_EQ(kept.state, JobState::kDead);
   EXPECT_TRUE(kept.lease_owner.empty());
+  EXPECT_EQ(kept.failures, 1u);
+  EXPECT_NE(kept.last_error.find("timed out"), std::string::npos) << kept.last_error;
+}
+
+// A timeout on the last attempt: the job is dead in the engine before its
+// events (timed out, failed, dead) reach the record, and the record that
+// ends it still counts the failure and names it.
+TEST_F(DurableTest, Durable_2_6_ATimeoutOnTheLastAttemptIsCountedInTheDeadRecord) {
+  std::promise<void> started;
+  auto d = MakeWithWaiter(started, Status::Cancelled("stopped"));
+  DurableJob s = Once("s", 0s);
+  s.handler = "wait";
+  s.timeout = 5s;
+  s.retry.max_attempts = 1;
+  ASSERT_TRUE(d->Submit(s).ok());
+  ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
+  clock_->Advance(5s);
+  ASSERT_TRUE(d->engine().WaitIdle());
+  DurableJob kept = *store_->Get("s");
+  EXPECT_EQ(kept.state, JobState::kDead);
+  EXPECT_EQ(kept.failures, 1u);
+  EXPECT_NE(kept.last_error.find("timed out after 5s"), std::string::npos) << kept.last_error;
 }
 
 // Called from a handler, the drain does not wait for that very handler.
