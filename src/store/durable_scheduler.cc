@@ -901,16 +901,18 @@ ShutdownReport DurableScheduler::Impl::Shutdown(Duration timeout) {
   // A second caller (a handler, a signal's thread, the destructor) returns at
   // once: waiting for the first could wait for that very handler.
   if (shut_down_.exchange(true)) return {};
+  // The drain: nothing starts from here, and the runs under way get
+  // `timeout` to end on their own, their outcomes recorded, while the loader
+  // renews their leases (what it loads, the engine refuses). Then those still
+  // going are asked to stop, and keep their leases unless they succeed
+  // (Withheld).
+  (void)engine_->Drain(timeout);
   {
     std::lock_guard lock(loader_mu_);
     stop_ = true;
   }
   loader_cv_.notify_all();
   if (loader_.joinable()) loader_.join();
-  // The drain: nothing starts, and the runs under way get `timeout` to end
-  // on their own, their outcomes recorded. Then those still going are asked
-  // to stop, and keep their leases unless they succeed (Withheld).
-  (void)engine_->Drain(timeout);
   stopping_ = true;
   ShutdownReport rep = engine_->Shutdown(Duration(0));
   (void)options_.store->Flush();
