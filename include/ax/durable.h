@@ -93,7 +93,9 @@ class DurableScheduler {
   Status RegisterHandler(std::string type, Handler handler);
 
   // Recovers leased runs, applies misfire policies and loads the window;
-  // then starts the loader and the purger. Call once.
+  // then starts the loader and the purger. Call once. A stored job whose
+  // handler type is not registered is paused, its reason "not loaded:
+  // handler type 'x' is not registered"; Resume runs it once it is.
   Status Start();
 
   // Validates and commits `jobs` (one transaction), then schedules them.

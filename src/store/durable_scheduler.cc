@@ -164,6 +164,8 @@ class DurableScheduler::Impl {
   Instant Now() const { return engine_->Now(); }
   Status Prepare(DurableJob& j, Instant now, size_t index, bool batch);
   Status LoadLocked(DurableJob rec, Instant now, bool startup);
+  void RefusedLocked(DurableJob rec, const Status& why, Instant now);
+  void LoadDeferred(Instant now);
   Result<JobId> SubmitToEngine(const DurableJob& rec, const std::string& key, int base,
                                bool recovered, std::optional<Instant> when, bool main);
   void LoadChildrenLocked(const std::string& parent, Instant now);
@@ -200,6 +202,7 @@ class DurableScheduler::Impl {
   std::mutex mu_;
   std::unordered_map<std::string, Loaded> loaded_;  // guarded by mu_
   Instant horizon_;                                 // guarded by mu_
+  std::vector<std::string> deferred_;               // guarded by mu_: RefusedLocked
   bool started_ = false;                            // guarded by mu_
 
   // Set by Shutdown after the drain, before it asks the runs to stop.
@@ -455,7 +458,10 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
   l.attempt_base = rec.kind == JobKind::kOnce ? base : 0;
   auto eid =
       SubmitToEngine(rec, id, l.attempt_base, recover && rec.kind == JobKind::kOnce, when, true);
-  if (!eid.ok()) return eid.status();
+  if (!eid.ok()) {
+    RefusedLocked(std::move(rec), eid.status(), now);
+    return eid.status();
+  }
   l.engine_id = *eid;
   l.rec = std::move(rec);
   auto [it, inserted] = loaded_.emplace(id, std::move(l));
@@ -468,6 +474,49 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
   SyncLocked(id, it->second, nullptr);  // may erase `it`
   if (once) LoadChildrenLocked(id, now);
   return Status();
+}
+
+// A job the engine refused to load: the window has passed it, so no query
+// of the loader would find it again. Refused for being full (max_jobs), it
+// is tried again on the loader's next passes. Refused for good (its handler
+// type is not registered, as after a restart without it, or its stored
+// schedule is one the engine rejects), it is paused with the reason, in
+// sight of List and Info, and runs on a Resume once that is fixed.
+void DurableScheduler::Impl::RefusedLocked(DurableJob rec, const Status& why, Instant now) {
+  if (why.code() == StatusCode::kUnavailable) {
+    deferred_.push_back(rec.id);
+    return;
+  }
+  // Others (shutting down; a parent that ended meanwhile, whose orphans
+  // Start resolves) leave the record as it is.
+  if (why.code() != StatusCode::kNotFound && why.code() != StatusCode::kInvalidArgument) return;
+  rec.state = JobState::kPaused;
+  rec.reason = "not loaded: " + why.message();
+  rec.lease_owner.clear();
+  rec.lease_expiry.reset();
+  rec.run_scheduled_at.reset();
+  rec.updated_at = now;
+  options_.store->PutAsync({std::move(rec)}, nullptr);
+}
+
+// The jobs refused for being full, in the order refused, until the engine
+// refuses one again. Read from the store without mu_: they may have changed.
+void DurableScheduler::Impl::LoadDeferred(Instant now) {
+  std::vector<std::string> ids;
+  {
+    std::lock_guard lock(mu_);
+    ids.swap(deferred_);
+  }
+  size_t i = 0;
+  for (; i < ids.size(); ++i) {
+    auto j = options_.store->Get(ids[i]);
+    if (!j.ok() || IsTerminal(j->state) || j->state == JobState::kPaused) continue;
+    std::lock_guard lock(mu_);
+    if (LoadLocked(std::move(*j), now, false).code() == StatusCode::kUnavailable) break;
+  }
+  if (i + 1 >= ids.size()) return;
+  std::lock_guard lock(mu_);  // the rest, after the one refused again
+  deferred_.insert(deferred_.end(), ids.begin() + static_cast<std::ptrdiff_t>(i) + 1, ids.end());
 }
 
 void DurableScheduler::Impl::LoadChildrenLocked(const std::string& parent, Instant now) {
@@ -702,7 +751,12 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
     return Status();
   }
   if (started_ && r->state == JobState::kWaiting && r->next_run && *r->next_run < horizon_) {
-    (void)LoadLocked(*r, Now(), false);
+    // Refused for good, it is paused again (RefusedLocked), and the caller
+    // told why; refused for being full, it loads later.
+    Status loaded = LoadLocked(*r, Now(), false);
+    if (loaded.code() == StatusCode::kNotFound || loaded.code() == StatusCode::kInvalidArgument) {
+      return loaded;
+    }
   }
   return Status();
 }
@@ -863,6 +917,7 @@ void DurableScheduler::Impl::LoaderLoop() {
       std::lock_guard lock(mu_);
       for (auto& j : *due) (void)LoadLocked(std::move(j), now, false);
     }
+    LoadDeferred(now);
     RenewLeases(now);
     if (std::chrono::steady_clock::now() >= next_purge) {
       (void)options_.store->Purge(now - options_.retention);

@@ -50,11 +50,13 @@ class DurableTest : public ::testing::Test {
     clock_ = std::make_shared<ManualClock>(FromUnixNanos(1'700'000'000'000'000'000LL));
     store_ = std::make_shared<MemoryStore>();
   }
-  std::unique_ptr<DurableScheduler> Make(Duration window = 1h, bool start = true) {
+  std::unique_ptr<DurableScheduler> Make(Duration window = 1h, bool start = true,
+                                         size_t max_jobs = 0) {
     DurableOptions o;
     o.store = store_;
     o.engine.clock = clock_;
     o.engine.workers = 4;
+    o.engine.max_jobs = max_jobs;
     o.window = window;
     o.load_interval = 5ms;
     o.owner = "test-" + std::to_string(++generation_);
@@ -840,6 +842,59 @@ TEST_F(DurableTest, Durable_4_5_StartBesideSubmissionsDoesNotDeadlock) {
   d.reset();
   store_.reset();
   std::filesystem::remove_all(dir);
+}
+
+// A stored job whose handler type is not registered at the restart: paused
+// with the reason, not left due in the store where no load would find it.
+TEST_F(DurableTest, Durable_4_5_AJobWithoutItsHandlerIsPausedWithTheReason) {
+  DurableJob j = Once("orphaned", 0s);
+  j.handler = "gone";
+  j.next_run = clock_->Now() - 5s;
+  j.created_at = clock_->Now() - 10s;
+  ASSERT_TRUE(store_->Put({j}).ok());
+  {
+    auto d = Make();
+    ASSERT_TRUE(store_->Flush().ok());
+    auto r = d->Get("orphaned");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->state, JobState::kPaused);
+    EXPECT_EQ(r->reason, "not loaded: handler type 'gone' is not registered");
+    EXPECT_EQ(d->Resume("orphaned").code(), StatusCode::kNotFound);  // still not registered
+    ASSERT_TRUE(store_->Flush().ok());
+    EXPECT_EQ(d->Get("orphaned")->state, JobState::kPaused);
+  }
+  // Registered at the next start, it runs once resumed.
+  auto d = Make(1h, false);
+  std::atomic<int> runs{0};
+  ASSERT_TRUE(d->RegisterHandler("gone", [&runs](const RunContext&, std::string_view) {
+                 ++runs;
+                 return Status();
+               }).ok());
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(runs.load(), 0);
+  ASSERT_TRUE(d->Resume("orphaned").ok());
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(d->Get("orphaned")->state, JobState::kCompleted);
+}
+
+// A job the engine has no place for (max_jobs) is committed and loaded once
+// a place frees, though the window has passed it.
+TEST_F(DurableTest, Durable_4_2_AJobRefusedByAFullEngineLoadsOnceThereIsRoom) {
+  auto d = Make(1h, true, 1);
+  ASSERT_TRUE(d->Submit(Once("a", 10s)).ok());
+  ASSERT_TRUE(d->Submit(Once("b", 10s)).ok());
+  EXPECT_EQ(d->GetStats().loaded, 1u);
+  clock_->Advance(10s);
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(calls_.Count("a"), 1u);
+  ASSERT_TRUE(Eventually([&] {
+    (void)d->engine().WaitIdle();
+    return calls_.Count("b") == 1;
+  }));
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(d->Get("b")->state, JobState::kCompleted);
 }
 
 }  // namespace
