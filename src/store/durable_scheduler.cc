@@ -405,7 +405,6 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
   std::optional<Instant> when;
   std::vector<Instant> extra_runs;  // scheduled_at of extra one-shot runs
   if (recover) {
-    recovered_.fetch_add(1);
     rec.recovered = true;
     if (rec.kind == JobKind::kOnce) {
       when = now;  // the main job is the re-run
@@ -462,6 +461,7 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
     RefusedLocked(std::move(rec), eid.status(), now);
     return eid.status();
   }
+  if (recover) recovered_.fetch_add(1);
   l.engine_id = *eid;
   l.rec = std::move(rec);
   auto [it, inserted] = loaded_.emplace(id, std::move(l));

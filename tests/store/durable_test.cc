@@ -844,17 +844,24 @@ TEST_F(DurableTest, Durable_4_5_StartBesideSubmissionsDoesNotDeadlock) {
   std::filesystem::remove_all(dir);
 }
 
-// A stored job whose handler type is not registered at the restart: paused
-// with the reason, not left due in the store where no load would find it.
+// A stored job whose handler type is not registered at the restart (here a
+// run in flight at a crash): paused with the reason, not left due in the
+// store where no load would find it.
 TEST_F(DurableTest, Durable_4_5_AJobWithoutItsHandlerIsPausedWithTheReason) {
   DurableJob j = Once("orphaned", 0s);
   j.handler = "gone";
+  j.state = JobState::kRunning;
+  j.attempt = 1;
   j.next_run = clock_->Now() - 5s;
+  j.lease_owner = "dead-host:1";
+  j.lease_expiry = clock_->Now() - 1s;
   j.created_at = clock_->Now() - 10s;
   ASSERT_TRUE(store_->Put({j}).ok());
   {
     auto d = Make();
     ASSERT_TRUE(store_->Flush().ok());
+    EXPECT_EQ(d->GetStats().recovered, 0u);  // not a run recovered
+    EXPECT_TRUE(store_->Get("orphaned")->lease_owner.empty());
     auto r = d->Get("orphaned");
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->state, JobState::kPaused);
