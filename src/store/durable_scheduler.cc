@@ -500,23 +500,23 @@ void DurableScheduler::Impl::RefusedLocked(DurableJob rec, const Status& why, In
 }
 
 // The jobs refused for being full, in the order refused, until the engine
-// refuses one again. Read from the store without mu_: they may have changed.
+// refuses one again. Each is read again, under mu_: a change made in the
+// store meanwhile (a cancel) is then either read here or, once this loads
+// the job, made in the engine too (Change).
 void DurableScheduler::Impl::LoadDeferred(Instant now) {
+  std::lock_guard lock(mu_);
   std::vector<std::string> ids;
-  {
-    std::lock_guard lock(mu_);
-    ids.swap(deferred_);
-  }
-  size_t i = 0;
-  for (; i < ids.size(); ++i) {
+  ids.swap(deferred_);
+  for (size_t i = 0; i < ids.size(); ++i) {
     auto j = options_.store->Get(ids[i]);
     if (!j.ok() || IsTerminal(j->state) || j->state == JobState::kPaused) continue;
-    std::lock_guard lock(mu_);
-    if (LoadLocked(std::move(*j), now, false).code() == StatusCode::kUnavailable) break;
+    if (LoadLocked(std::move(*j), now, false).code() == StatusCode::kUnavailable) {
+      // Queued again by RefusedLocked; the rest go after it.
+      deferred_.insert(deferred_.end(), ids.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                       ids.end());
+      return;
+    }
   }
-  if (i + 1 >= ids.size()) return;
-  std::lock_guard lock(mu_);  // the rest, after the one refused again
-  deferred_.insert(deferred_.end(), ids.begin() + static_cast<std::ptrdiff_t>(i) + 1, ids.end());
 }
 
 void DurableScheduler::Impl::LoadChildrenLocked(const std::string& parent, Instant now) {
