@@ -203,7 +203,11 @@ class DurableScheduler::Impl {
   std::unordered_map<std::string, Loaded> loaded_;  // guarded by mu_
   Instant horizon_;                                 // guarded by mu_
   std::vector<std::string> deferred_;               // guarded by mu_: RefusedLocked
-  bool started_ = false;                            // guarded by mu_
+  // Ids changed in the store (Change) while the loader's query ran, whose
+  // copies it read may be stale.
+  bool loading_ = false;                         // guarded by mu_
+  std::set<std::string> changed_while_loading_;  // guarded by mu_
+  bool started_ = false;                         // guarded by mu_
 
   // Set by Shutdown after the drain, before it asks the runs to stop.
   std::atomic<bool> stopping_{false};
@@ -745,6 +749,7 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
   if (!r.ok()) return r.status();
   if (IsTerminal(r->state)) EndStoredChildren(id, now);  // SPEC 2.9, beyond the window
   std::lock_guard lock(mu_);
+  if (loading_) changed_while_loading_.insert(id);
   if (auto it = loaded_.find(id); it != loaded_.end()) {
     (void)in_engine(id);  // the loader took it in meanwhile
     if (auto it2 = loaded_.find(id); it2 != loaded_.end()) SyncLocked(id, it2->second, nullptr);
@@ -911,11 +916,25 @@ void DurableScheduler::Impl::LoaderLoop() {
       from = horizon_;
       if (to <= from) continue;
       horizon_ = to;  // raised before the query: see the ground rules
+      loading_ = true;
     }
     auto due = options_.store->LoadDue(from, to);
-    if (due.ok()) {
+    {
       std::lock_guard lock(mu_);
-      for (auto& j : *due) (void)LoadLocked(std::move(j), now, false);
+      loading_ = false;
+      for (size_t i = 0; due.ok() && i < due->size(); ++i) {
+        DurableJob& j = (*due)[i];
+        // Changed since the query read it (a cancel, a pause): read again,
+        // or a cancelled job would be loaded and run.
+        if (changed_while_loading_.count(j.id) > 0) {
+          auto fresh = options_.store->Get(j.id);
+          if (!fresh.ok()) continue;
+          j = std::move(*fresh);
+          if (j.state != JobState::kWaiting && j.state != JobState::kRunning) continue;
+        }
+        (void)LoadLocked(std::move(j), now, false);
+      }
+      changed_while_loading_.clear();
     }
     LoadDeferred(now);
     RenewLeases(now);

@@ -1,6 +1,7 @@
 // DurableScheduler (SPEC 4.1-4.5, 3.5): submit, run, record, recover.
 #include "ax/durable.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -44,6 +45,53 @@ struct Calls {
   }
 };
 
+// A store whose loader query (LoadDue with a start) of a range holding
+// `id` stops after its read, until released: what it read is stale by then.
+class GatedStore final : public JobStore {
+ public:
+  GatedStore(std::shared_ptr<JobStore> inner, std::string id)
+      : inner_(std::move(inner)), id_(std::move(id)) {}
+  std::promise<void> reached;
+  std::promise<void> release;
+  std::atomic<int> passes{0};
+
+  Result<std::vector<DurableJob>> LoadDue(std::optional<Instant> from, Instant before) override {
+    auto r = inner_->LoadDue(from, before);
+    bool holds = r.ok() && std::any_of(r->begin(), r->end(),
+                                       [&](const DurableJob& j) { return j.id == id_; });
+    if (from && holds && !gated_.exchange(true)) {
+      reached.set_value();
+      release.get_future().wait();
+    }
+    if (from) ++passes;
+    return r;
+  }
+  void InsertAsync(std::vector<DurableJob> j, InsertCallback d) override {
+    inner_->InsertAsync(std::move(j), std::move(d));
+  }
+  void PutAsync(std::vector<DurableJob> r, DoneCallback d) override {
+    inner_->PutAsync(std::move(r), std::move(d));
+  }
+  Result<DurableJob> Mutate(std::string_view id, Mutation fn) override {
+    return inner_->Mutate(id, std::move(fn));
+  }
+  Result<size_t> Purge(Instant before) override { return inner_->Purge(before); }
+  Status Flush() override { return inner_->Flush(); }
+  Result<DurableJob> Get(std::string_view id) override { return inner_->Get(id); }
+  Result<std::vector<DurableJob>> List(const ListQuery& q) override { return inner_->List(q); }
+  Result<std::vector<DurableJob>> Children(std::string_view p) override {
+    return inner_->Children(p);
+  }
+  Result<std::vector<DurableJob>> Orphans() override { return inner_->Orphans(); }
+  Result<std::vector<uint64_t>> CountByState() override { return inner_->CountByState(); }
+  StoreStats GetStats() const override { return inner_->GetStats(); }
+
+ private:
+  std::shared_ptr<JobStore> inner_;
+  std::string id_;
+  std::atomic<bool> gated_{false};
+};
+
 class DurableTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -76,7 +124,7 @@ class DurableTest : public ::testing::Test {
   }
   // Started, with a handler "wait" that says when it starts, waits for its
   // run's stop and then returns `out`.
-  std::unique_ptr<DurableScheduler> MakeWithWaiter(std::promise<void>& started, Status out) {
+  std::unique_ptr<DurableScheduler> MakeWithWaiter(std::promise<void>& started, const Status& out) {
     auto d = Make(1h, false);
     EXPECT_TRUE(
         d->RegisterHandler("wait", [&started, out](const RunContext& ctx, std::string_view) {
@@ -475,6 +523,7 @@ TEST_F(DurableTest, Durable_2_11_ShutdownFromTwoThreadsAtOnce) {
   std::promise<void> go;
   std::shared_future<void> ready = go.get_future().share();
   std::vector<std::thread> ts;
+  ts.reserve(2);
   for (int i = 0; i < 2; ++i) {
     ts.emplace_back([&d, ready] {
       ready.wait();
@@ -902,6 +951,26 @@ TEST_F(DurableTest, Durable_4_2_AJobRefusedByAFullEngineLoadsOnceThereIsRoom) {
   }));
   ASSERT_TRUE(d->engine().WaitIdle());
   EXPECT_EQ(d->Get("b")->state, JobState::kCompleted);
+}
+
+// A job cancelled in the store while the loader's query that read it as
+// waiting is under way: the loader reads it again, and it never runs.
+TEST_F(DurableTest, Durable_4_2_ACancelDuringTheLoadersReadIsNotUndone) {
+  auto gated = std::make_shared<GatedStore>(store_, "x");
+  store_ = gated;
+  auto d = Make(1h);
+  ASSERT_TRUE(d->Submit(Once("x", 2h)).ok());  // beyond the window: stored only
+  clock_->Advance(1h + 1min);                  // the loader's next range holds it
+  ASSERT_EQ(gated->reached.get_future().wait_for(10s), std::future_status::ready);
+  ASSERT_TRUE(d->Cancel("x").ok());
+  const int passes = gated->passes.load();
+  gated->release.set_value();
+  clock_->Advance(1s);  // one more pass of the loader, after the gated one
+  ASSERT_TRUE(Eventually([&] { return gated->passes.load() > passes + 1; }));
+  clock_->Advance(1h);
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(calls_.Count("x"), 0u);
+  EXPECT_EQ(d->Get("x")->state, JobState::kCancelled);
 }
 
 }  // namespace
