@@ -164,8 +164,8 @@ class DurableScheduler::Impl {
   Instant Now() const { return engine_->Now(); }
   Status Prepare(DurableJob& j, Instant now, size_t index, bool batch);
   Status LoadLocked(DurableJob rec, Instant now, bool startup);
-  void RefusedLocked(DurableJob rec, const Status& why, Instant now);
-  void LoadDeferred(Instant now);
+  void RefusedLocked(const DurableJob& rec, const Status& why);
+  void PauseRefused();
   Result<JobId> SubmitToEngine(const DurableJob& rec, const std::string& key, int base,
                                bool recovered, std::optional<Instant> when, bool main);
   void LoadChildrenLocked(const std::string& parent, Instant now);
@@ -202,7 +202,8 @@ class DurableScheduler::Impl {
   std::mutex mu_;
   std::unordered_map<std::string, Loaded> loaded_;  // guarded by mu_
   Instant horizon_;                                 // guarded by mu_
-  std::vector<std::string> deferred_;               // guarded by mu_: RefusedLocked
+  // Jobs the engine refused for good (RefusedLocked): id, reason.
+  std::vector<std::pair<std::string, std::string>> refused_;  // guarded by mu_
   // Ids changed in the store (Change) while the loader's query ran, whose
   // copies it read may be stale.
   bool loading_ = false;                         // guarded by mu_
@@ -462,7 +463,7 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
   auto eid =
       SubmitToEngine(rec, id, l.attempt_base, recover && rec.kind == JobKind::kOnce, when, true);
   if (!eid.ok()) {
-    RefusedLocked(std::move(rec), eid.status(), now);
+    RefusedLocked(rec, eid.status());
     return eid.status();
   }
   if (recover) recovered_.fetch_add(1);
@@ -480,46 +481,43 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
   return Status();
 }
 
-// A job the engine refused to load: the window has passed it, so no query
-// of the loader would find it again. Refused for being full (max_jobs), it
-// is tried again on the loader's next passes. Refused for good (its handler
-// type is not registered, as after a restart without it, or its stored
-// schedule is one the engine rejects), it is paused with the reason, in
-// sight of List and Info, and runs on a Resume once that is fixed.
-void DurableScheduler::Impl::RefusedLocked(DurableJob rec, const Status& why, Instant now) {
-  if (why.code() == StatusCode::kUnavailable) {
-    deferred_.push_back(rec.id);
-    return;
-  }
-  // Others (shutting down; a parent that ended meanwhile, whose orphans
-  // Start resolves) leave the record as it is.
+// A job the engine refused to load for good (its handler type is not
+// registered, as after a restart without it, or its stored schedule is one
+// the engine rejects): the window has passed it, so no query of the loader
+// would find it again. It is paused with the reason (PauseRefused), in
+// sight of List and Info, and runs on a Resume once that is fixed. Others
+// (shutting down; a parent that ended meanwhile, whose orphans Start
+// resolves; max_jobs, see daemon.md) leave the record as it is.
+void DurableScheduler::Impl::RefusedLocked(const DurableJob& rec, const Status& why) {
   if (why.code() != StatusCode::kNotFound && why.code() != StatusCode::kInvalidArgument) return;
-  rec.state = JobState::kPaused;
-  rec.reason = "not loaded: " + why.message();
-  rec.lease_owner.clear();
-  rec.lease_expiry.reset();
-  rec.run_scheduled_at.reset();
-  rec.updated_at = now;
-  options_.store->PutAsync({std::move(rec)}, nullptr);
+  refused_.emplace_back(rec.id, "not loaded: " + why.message());
 }
 
-// The jobs refused for being full, in the order refused, until the engine
-// refuses one again. Each is read again, under mu_: a change made in the
-// store meanwhile (a cancel) is then either read here or, once this loads
-// the job, made in the engine too (Change).
-void DurableScheduler::Impl::LoadDeferred(Instant now) {
-  std::lock_guard lock(mu_);
-  std::vector<std::string> ids;
-  ids.swap(deferred_);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    auto j = options_.store->Get(ids[i]);
-    if (!j.ok() || IsTerminal(j->state) || j->state == JobState::kPaused) continue;
-    if (LoadLocked(std::move(*j), now, false).code() == StatusCode::kUnavailable) {
-      // Queued again by RefusedLocked; the rest go after it.
-      deferred_.insert(deferred_.end(), ids.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                       ids.end());
-      return;
-    }
+// Without mu_, by the thread that loaded (Start, the loader, a change; a
+// submission's refusals wait for the loader's next pass): each a
+// read-modify-write of the stored record, so that a change committed since
+// the load read it (a cancel) is not undone.
+void DurableScheduler::Impl::PauseRefused() {
+  std::vector<std::pair<std::string, std::string>> refused;
+  {
+    std::lock_guard lock(mu_);
+    refused.swap(refused_);
+  }
+  const Instant now = Now();
+  for (const auto& r : refused) {
+    const std::string& why = r.second;
+    (void)options_.store->Mutate(r.first, [&](DurableJob& j) {
+      if (j.state != JobState::kWaiting && j.state != JobState::kRunning) {
+        return Status::InvalidState("changed since it was read");
+      }
+      j.state = JobState::kPaused;
+      j.reason = why;
+      j.lease_owner.clear();
+      j.lease_expiry.reset();
+      j.run_scheduled_at.reset();
+      j.updated_at = now;
+      return Status();
+    });
   }
 }
 
@@ -748,22 +746,28 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
   });
   if (!r.ok()) return r.status();
   if (IsTerminal(r->state)) EndStoredChildren(id, now);  // SPEC 2.9, beyond the window
-  std::lock_guard lock(mu_);
-  if (loading_) changed_while_loading_.insert(id);
-  if (auto it = loaded_.find(id); it != loaded_.end()) {
-    (void)in_engine(id);  // the loader took it in meanwhile
-    if (auto it2 = loaded_.find(id); it2 != loaded_.end()) SyncLocked(id, it2->second, nullptr);
-    return Status();
-  }
-  if (started_ && r->state == JobState::kWaiting && r->next_run && *r->next_run < horizon_) {
-    // Refused for good, it is paused again (RefusedLocked), and the caller
-    // told why; refused for being full, it loads later.
-    Status loaded = LoadLocked(*r, Now(), false);
-    if (loaded.code() == StatusCode::kNotFound || loaded.code() == StatusCode::kInvalidArgument) {
-      return loaded;
+  Status loaded;
+  {
+    std::lock_guard lock(mu_);
+    if (loading_) changed_while_loading_.insert(id);
+    if (auto it = loaded_.find(id); it != loaded_.end()) {
+      (void)in_engine(id);  // the loader took it in meanwhile
+      if (auto it2 = loaded_.find(id); it2 != loaded_.end()) SyncLocked(id, it2->second, nullptr);
+      return Status();
+    }
+    const bool due = r->next_run && *r->next_run < horizon_;
+    // A child resumed while its parent is held: it waits for it there.
+    const bool child = !r->parent.empty() && !r->next_run && loaded_.count(r->parent) > 0;
+    if (started_ && r->state == JobState::kWaiting && (due || child)) {
+      loaded = LoadLocked(*r, Now(), false);
     }
   }
-  return Status();
+  // Refused for good, it is paused again, and the caller told why.
+  if (loaded.code() != StatusCode::kNotFound && loaded.code() != StatusCode::kInvalidArgument) {
+    return Status();
+  }
+  PauseRefused();
+  return loaded;
 }
 
 // The children waiting in the store for a parent that a change ended there
@@ -883,16 +887,19 @@ Status DurableScheduler::Impl::Start() {
   auto orphans = options_.store->Orphans();
   if (!orphans.ok()) return orphans.status();
   for (auto& c : *orphans) ResolveOrphan(std::move(c), start);
-  std::lock_guard lock(mu_);
-  if (started_) return Status::InvalidState("already started");
-  horizon_ = start + options_.window;
-  auto due = options_.store->LoadDue(std::nullopt, horizon_);
-  if (!due.ok()) return due.status();
-  for (auto& j : *due) {
-    Status s = LoadLocked(std::move(j), start, true);
-    if (!s.ok() && s.code() == StatusCode::kShuttingDown) return s;
+  {
+    std::lock_guard lock(mu_);
+    if (started_) return Status::InvalidState("already started");
+    horizon_ = start + options_.window;
+    auto due = options_.store->LoadDue(std::nullopt, horizon_);
+    if (!due.ok()) return due.status();
+    for (auto& j : *due) {
+      Status s = LoadLocked(std::move(j), start, true);
+      if (!s.ok() && s.code() == StatusCode::kShuttingDown) return s;
+    }
+    started_ = true;
   }
-  started_ = true;
+  PauseRefused();
   loader_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ax-loader");
     LoaderLoop();
@@ -936,7 +943,7 @@ void DurableScheduler::Impl::LoaderLoop() {
       }
       changed_while_loading_.clear();
     }
-    LoadDeferred(now);
+    PauseRefused();
     RenewLeases(now);
     if (std::chrono::steady_clock::now() >= next_purge) {
       (void)options_.store->Purge(now - options_.retention);
@@ -1087,11 +1094,13 @@ Status DurableScheduler::Resume(std::string_view id) {
   Instant now = impl_->engine().Now();
   return impl_->Change(
       id,
-      [now](DurableJob& j) {
+      [this, now](DurableJob& j) {
         if (j.state != JobState::kPaused) {
           return Status::InvalidState("cannot resume job " + j.id + ": it is " +
                                       std::string(JobStateText(j.state)));
         }
+        // Paused for want of its handler type (RefusedLocked): still so.
+        AX_RETURN_IF_ERROR(impl_->engine().BindHandler(j.handler, "").status());
         j.state = JobState::kWaiting;
         j.reason.clear();
         // No catch-up (2.8): a periodic job runs one period after the resume;

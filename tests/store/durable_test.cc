@@ -98,13 +98,11 @@ class DurableTest : public ::testing::Test {
     clock_ = std::make_shared<ManualClock>(FromUnixNanos(1'700'000'000'000'000'000LL));
     store_ = std::make_shared<MemoryStore>();
   }
-  std::unique_ptr<DurableScheduler> Make(Duration window = 1h, bool start = true,
-                                         size_t max_jobs = 0) {
+  std::unique_ptr<DurableScheduler> Make(Duration window = 1h, bool start = true) {
     DurableOptions o;
     o.store = store_;
     o.engine.clock = clock_;
     o.engine.workers = 4;
-    o.engine.max_jobs = max_jobs;
     o.window = window;
     o.load_interval = 5ms;
     o.owner = "test-" + std::to_string(++generation_);
@@ -935,24 +933,6 @@ TEST_F(DurableTest, Durable_4_5_AJobWithoutItsHandlerIsPausedWithTheReason) {
   EXPECT_EQ(d->Get("orphaned")->state, JobState::kCompleted);
 }
 
-// A job the engine has no place for (max_jobs) is committed and loaded once
-// a place frees, though the window has passed it.
-TEST_F(DurableTest, Durable_4_2_AJobRefusedByAFullEngineLoadsOnceThereIsRoom) {
-  auto d = Make(1h, true, 1);
-  ASSERT_TRUE(d->Submit(Once("a", 10s)).ok());
-  ASSERT_TRUE(d->Submit(Once("b", 10s)).ok());
-  EXPECT_EQ(d->GetStats().loaded, 1u);
-  clock_->Advance(10s);
-  ASSERT_TRUE(d->engine().WaitIdle());
-  EXPECT_EQ(calls_.Count("a"), 1u);
-  ASSERT_TRUE(Eventually([&] {
-    (void)d->engine().WaitIdle();
-    return calls_.Count("b") == 1;
-  }));
-  ASSERT_TRUE(d->engine().WaitIdle());
-  EXPECT_EQ(d->Get("b")->state, JobState::kCompleted);
-}
-
 // A job cancelled in the store while the loader's query that read it as
 // waiting is under way: the loader reads it again, and it never runs.
 TEST_F(DurableTest, Durable_4_2_ACancelDuringTheLoadersReadIsNotUndone) {
@@ -971,6 +951,40 @@ TEST_F(DurableTest, Durable_4_2_ACancelDuringTheLoadersReadIsNotUndone) {
   ASSERT_TRUE(d->engine().WaitIdle());
   EXPECT_EQ(calls_.Count("x"), 0u);
   EXPECT_EQ(d->Get("x")->state, JobState::kCancelled);
+}
+
+// The same for a child waiting for its parent: paused when its parent loads
+// it, and resumed once its handler is registered, it waits for the parent
+// in the engine, and runs after it.
+TEST_F(DurableTest, Durable_2_9_AChildWithoutItsHandlerIsPausedAndWaitsForItsParentOnceResumed) {
+  DurableJob p = Once("p", 10s);
+  p.next_run = clock_->Now() + 10s;
+  p.created_at = clock_->Now();
+  DurableJob c = Once("c", 0s);
+  c.handler = "gone";
+  c.parent = "p";
+  c.created_at = clock_->Now();
+  ASSERT_TRUE(store_->Put({p, c}).ok());
+  {
+    auto d = Make();
+    EXPECT_EQ(d->Get("c")->state, JobState::kPaused);
+    EXPECT_EQ(d->Resume("c").code(), StatusCode::kNotFound);  // still not registered
+  }
+  auto d = Make(1h, false);
+  std::atomic<int> runs{0};
+  ASSERT_TRUE(d->RegisterHandler("gone", [&](const RunContext&, std::string_view) {
+                 EXPECT_EQ(calls_.Count("p"), 1u);  // after its parent
+                 ++runs;
+                 return Status();
+               }).ok());
+  ASSERT_TRUE(d->Start().ok());
+  ASSERT_TRUE(d->Resume("c").ok());
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(runs.load(), 0);
+  clock_->Advance(10s);
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(d->Get("c")->state, JobState::kCompleted);
 }
 
 }  // namespace
