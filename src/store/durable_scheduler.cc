@@ -938,6 +938,8 @@ void DurableScheduler::Impl::LoaderLoop() {
           if (!fresh.ok()) continue;
           j = std::move(*fresh);
           if (j.state != JobState::kWaiting && j.state != JobState::kRunning) continue;
+          // Run here meanwhile (loaded by the change): its end is on its way.
+          if (j.state == JobState::kRunning && j.lease_owner == options_.owner) continue;
         }
         (void)LoadLocked(std::move(j), now, false);
       }
