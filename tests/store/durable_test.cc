@@ -45,18 +45,50 @@ struct Calls {
   }
 };
 
+// A store that passes every call to `inner`; the decorators below change
+// what they watch.
+class ForwardingStore : public JobStore {
+ public:
+  explicit ForwardingStore(std::shared_ptr<JobStore> inner) : inner_(std::move(inner)) {}
+  void InsertAsync(std::vector<DurableJob> jobs, InsertCallback done) override {
+    inner_->InsertAsync(std::move(jobs), std::move(done));
+  }
+  void PutAsync(std::vector<DurableJob> records, DoneCallback done) override {
+    inner_->PutAsync(std::move(records), std::move(done));
+  }
+  Result<DurableJob> Mutate(std::string_view id, Mutation fn) override {
+    return inner_->Mutate(id, std::move(fn));
+  }
+  Result<size_t> Purge(Instant before) override { return inner_->Purge(before); }
+  Status Flush() override { return inner_->Flush(); }
+  Result<DurableJob> Get(std::string_view id) override { return inner_->Get(id); }
+  Result<std::vector<DurableJob>> List(const ListQuery& q) override { return inner_->List(q); }
+  Result<std::vector<DurableJob>> LoadDue(std::optional<Instant> from, Instant before) override {
+    return inner_->LoadDue(from, before);
+  }
+  Result<std::vector<DurableJob>> Children(std::string_view parent) override {
+    return inner_->Children(parent);
+  }
+  Result<std::vector<DurableJob>> Orphans() override { return inner_->Orphans(); }
+  Result<std::vector<uint64_t>> CountByState() override { return inner_->CountByState(); }
+  StoreStats GetStats() const override { return inner_->GetStats(); }
+
+ private:
+  std::shared_ptr<JobStore> inner_;
+};
+
 // A store whose loader query (LoadDue with a start) of a range holding
 // `id` stops after its read, until released: what it read is stale by then.
-class GatedStore final : public JobStore {
+class GatedStore final : public ForwardingStore {
  public:
   GatedStore(std::shared_ptr<JobStore> inner, std::string id)
-      : inner_(std::move(inner)), id_(std::move(id)) {}
+      : ForwardingStore(std::move(inner)), id_(std::move(id)) {}
   std::promise<void> reached;
   std::promise<void> release;
   std::atomic<int> passes{0};
 
   Result<std::vector<DurableJob>> LoadDue(std::optional<Instant> from, Instant before) override {
-    auto r = inner_->LoadDue(from, before);
+    auto r = ForwardingStore::LoadDue(from, before);
     bool holds = r.ok() && std::any_of(r->begin(), r->end(),
                                        [&](const DurableJob& j) { return j.id == id_; });
     if (from && holds && !gated_.exchange(true)) {
@@ -66,28 +98,8 @@ class GatedStore final : public JobStore {
     if (from) ++passes;
     return r;
   }
-  void InsertAsync(std::vector<DurableJob> j, InsertCallback d) override {
-    inner_->InsertAsync(std::move(j), std::move(d));
-  }
-  void PutAsync(std::vector<DurableJob> r, DoneCallback d) override {
-    inner_->PutAsync(std::move(r), std::move(d));
-  }
-  Result<DurableJob> Mutate(std::string_view id, Mutation fn) override {
-    return inner_->Mutate(id, std::move(fn));
-  }
-  Result<size_t> Purge(Instant before) override { return inner_->Purge(before); }
-  Status Flush() override { return inner_->Flush(); }
-  Result<DurableJob> Get(std::string_view id) override { return inner_->Get(id); }
-  Result<std::vector<DurableJob>> List(const ListQuery& q) override { return inner_->List(q); }
-  Result<std::vector<DurableJob>> Children(std::string_view p) override {
-    return inner_->Children(p);
-  }
-  Result<std::vector<DurableJob>> Orphans() override { return inner_->Orphans(); }
-  Result<std::vector<uint64_t>> CountByState() override { return inner_->CountByState(); }
-  StoreStats GetStats() const override { return inner_->GetStats(); }
 
  private:
-  std::shared_ptr<JobStore> inner_;
   std::string id_;
   std::atomic<bool> gated_{false};
 };
@@ -153,6 +165,26 @@ class DurableTest : public ::testing::Test {
       auto probe = d.engine().After(1h, [] {});
       return probe.status().code() == StatusCode::kShuttingDown;
     });
+  }
+  // A one-shot on the handler above with a timeout of 5 s and no retry
+  // (which would start, and be left, in a drain).
+  DurableJob TimesOut(std::string id) {
+    DurableJob j = Once(std::move(id), 0s);
+    j.handler = "wait";
+    j.timeout = 5s;
+    j.retry.max_attempts = 1;
+    return j;
+  }
+  // A one-shot record left Running, on its first attempt, by a dead process.
+  DurableJob LeftRunning(std::string id) {
+    DurableJob j = Once(std::move(id), 0s);
+    j.state = JobState::kRunning;
+    j.attempt = 1;
+    j.next_run = clock_->Now() - 5s;
+    j.lease_owner = "dead-host:1";
+    j.lease_expiry = clock_->Now() - 1s;
+    j.created_at = clock_->Now() - 10s;
+    return j;
   }
   DurableJob Once(std::string id, Duration in, std::string payload = "") {
     DurableJob j;
@@ -225,14 +257,8 @@ TEST_F(DurableTest, Durable_2_2_BadSubmissionsNameTheField) {
 
 TEST_F(DurableTest, Durable_4_5_LeasedRunIsRecoveredWithNextAttempt) {
   // A record left Running by a dead process.
-  DurableJob j = Once("crashed", 0s);
-  j.state = JobState::kRunning;
-  j.attempt = 1;
+  DurableJob j = LeftRunning("crashed");
   j.retry.max_attempts = 3;
-  j.next_run = clock_->Now() - 5s;
-  j.lease_owner = "dead-host:1";
-  j.lease_expiry = clock_->Now() - 1s;
-  j.created_at = clock_->Now() - 10s;
   ASSERT_TRUE(store_->Put({j}).ok());
   auto d = Make();
   ASSERT_TRUE(d->engine().WaitIdle());
@@ -401,42 +427,22 @@ TEST_F(DurableTest, Durable_4_5_RestartContinuesRetryCount) {
 }
 
 // Counts the record writes that reach the store.
-class CountingStore final : public JobStore {
+class CountingStore final : public ForwardingStore {
  public:
-  explicit CountingStore(std::shared_ptr<JobStore> inner) : inner_(std::move(inner)) {}
-  void InsertAsync(std::vector<DurableJob> jobs, InsertCallback done) override {
-    inner_->InsertAsync(std::move(jobs), std::move(done));
-  }
+  using ForwardingStore::ForwardingStore;
   void PutAsync(std::vector<DurableJob> records, DoneCallback done) override {
     {
       std::lock_guard lock(mu_);
       for (const auto& r : records) puts_.push_back(r);
     }
-    inner_->PutAsync(std::move(records), std::move(done));
+    ForwardingStore::PutAsync(std::move(records), std::move(done));
   }
-  Result<DurableJob> Mutate(std::string_view id, Mutation fn) override {
-    return inner_->Mutate(id, std::move(fn));
-  }
-  Result<size_t> Purge(Instant before) override { return inner_->Purge(before); }
-  Status Flush() override { return inner_->Flush(); }
-  Result<DurableJob> Get(std::string_view id) override { return inner_->Get(id); }
-  Result<std::vector<DurableJob>> List(const ListQuery& q) override { return inner_->List(q); }
-  Result<std::vector<DurableJob>> LoadDue(std::optional<Instant> from, Instant before) override {
-    return inner_->LoadDue(from, before);
-  }
-  Result<std::vector<DurableJob>> Children(std::string_view parent) override {
-    return inner_->Children(parent);
-  }
-  Result<std::vector<DurableJob>> Orphans() override { return inner_->Orphans(); }
-  Result<std::vector<uint64_t>> CountByState() override { return inner_->CountByState(); }
-  StoreStats GetStats() const override { return inner_->GetStats(); }
   std::vector<DurableJob> Puts() {
     std::lock_guard lock(mu_);
     return puts_;
   }
 
  private:
-  std::shared_ptr<JobStore> inner_;
   std::mutex mu_;
   std::vector<DurableJob> puts_;
 };
@@ -613,11 +619,7 @@ TEST_F(DurableTest, Durable_5_5_APeriodicTickStoppedByTheDrainKeepsItsLease) {
 TEST_F(DurableTest, Durable_5_5_ATimeoutDuringTheDrainIsAFailure) {
   std::promise<void> started;
   auto d = MakeWithWaiter(started, Status::DeadlineExceeded("gave up"));
-  DurableJob s = Once("s", 0s);
-  s.handler = "wait";
-  s.timeout = 5s;
-  s.retry.max_attempts = 1;  // no retry, which would start (and be left) in the drain
-  ASSERT_TRUE(d->Submit(s).ok());
+  ASSERT_TRUE(d->Submit(TimesOut("s")).ok());
   ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
   std::future<ShutdownReport> report =
       std::async(std::launch::async, [&d] { return d->Shutdown(1h); });
@@ -638,11 +640,7 @@ TEST_F(DurableTest, Durable_5_5_ATimeoutDuringTheDrainIsAFailure) {
 TEST_F(DurableTest, Durable_2_6_ATimeoutOnTheLastAttemptIsCountedInTheDeadRecord) {
   std::promise<void> started;
   auto d = MakeWithWaiter(started, Status::Cancelled("stopped"));
-  DurableJob s = Once("s", 0s);
-  s.handler = "wait";
-  s.timeout = 5s;
-  s.retry.max_attempts = 1;
-  ASSERT_TRUE(d->Submit(s).ok());
+  ASSERT_TRUE(d->Submit(TimesOut("s")).ok());
   ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
   clock_->Advance(5s);
   ASSERT_TRUE(d->engine().WaitIdle());
@@ -895,14 +893,8 @@ TEST_F(DurableTest, Durable_4_5_StartBesideSubmissionsDoesNotDeadlock) {
 // run in flight at a crash): paused with the reason, not left due in the
 // store where no load would find it.
 TEST_F(DurableTest, Durable_4_5_AJobWithoutItsHandlerIsPausedWithTheReason) {
-  DurableJob j = Once("orphaned", 0s);
+  DurableJob j = LeftRunning("orphaned");
   j.handler = "gone";
-  j.state = JobState::kRunning;
-  j.attempt = 1;
-  j.next_run = clock_->Now() - 5s;
-  j.lease_owner = "dead-host:1";
-  j.lease_expiry = clock_->Now() - 1s;
-  j.created_at = clock_->Now() - 10s;
   ASSERT_TRUE(store_->Put({j}).ok());
   {
     auto d = Make();
