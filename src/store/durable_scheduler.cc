@@ -529,10 +529,10 @@ void DurableScheduler::Impl::LoadChildrenLocked(const std::string& parent, Insta
 
 // A child whose parent finished, or went, while no process ran it (a crash
 // between the parent's outcome and the child's release), or whose parent a
-// change ended in the store (EndStoredChildren): released as the engine would
-// have (after the parent's success), or ended like its parent
-// (docs/engine.md). Touches the store only, and awaits its write: called
-// without mu_.
+// change ended in the store (EndStoredChildren), or that a resume found
+// after its parent ended (Change): released as the engine would have (after
+// the parent's success), and loaded if due within the window, or ended like
+// its parent (docs/engine.md). Awaits its write: called without mu_.
 void DurableScheduler::Impl::ResolveOrphan(DurableJob c, Instant now) {
   auto p = options_.store->Get(c.parent);
   if (p.ok() && p->state == JobState::kCompleted) {
@@ -555,6 +555,7 @@ void DurableScheduler::Impl::ResolveOrphan(DurableJob c, Instant now) {
   }
   c.updated_at = now;
   (void)options_.store->Put({c});
+  std::lock_guard lock(mu_);  // its callers hold none
   if (c.next_run && *c.next_run < horizon_) (void)LoadLocked(std::move(c), now, true);
 }
 
@@ -747,6 +748,7 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
   if (!r.ok()) return r.status();
   if (IsTerminal(r->state)) EndStoredChildren(id, now);  // SPEC 2.9, beyond the window
   Status loaded;
+  bool orphan = false;
   {
     std::lock_guard lock(mu_);
     if (loading_) changed_while_loading_.insert(id);
@@ -760,6 +762,24 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
     const bool child = !r->parent.empty() && !r->next_run && loaded_.count(r->parent) > 0;
     if (started_ && r->state == JobState::kWaiting && (due || child)) {
       loaded = LoadLocked(*r, Now(), false);
+    } else if (started_ && r->state == JobState::kWaiting && !r->parent.empty() && !r->next_run) {
+      // A child waiting in the store for a parent the engine does not hold
+      // (resumed after a pause made there): a parent not yet loaded takes it
+      // in (LoadChildrenLocked); one that ended meanwhile released or ended
+      // only the children the engine held, so this one is resolved here.
+      orphan = true;
+    }
+  }
+  if (orphan) {
+    (void)options_.store->Flush();  // the parent's end was enqueued before it left loaded_
+    auto p = options_.store->Get(r->parent);
+    auto c = options_.store->Get(id);
+    if ((!p.ok() || IsTerminal(p->state)) && c.ok() && c->state == JobState::kWaiting &&
+        !c->next_run) {
+      ResolveOrphan(*c, now);
+      if (auto ended = options_.store->Get(id); ended.ok() && IsTerminal(ended->state)) {
+        EndStoredChildren(id, now);
+      }
     }
   }
   // Refused for good, it is paused again, and the caller told why.

@@ -979,5 +979,29 @@ TEST_F(DurableTest, Durable_2_9_AChildWithoutItsHandlerIsPausedAndWaitsForItsPar
   EXPECT_EQ(d->Get("c")->state, JobState::kCompleted);
 }
 
+// A child paused while only in the store (its parent beyond the window) is
+// not held by the engine when its parent ends; resumed after that, it runs
+// as the parent's success releases it, or ends as the parent did.
+TEST_F(DurableTest, Durable_2_9_AChildPausedInTheStoreAndResumedAfterItsParentEndedIsResolved) {
+  for (const std::string outcome : {"ok", "fail"}) {
+    SCOPED_TRACE(outcome);
+    auto d = Make(1s);
+    DurableJob p = Once("p-" + outcome, 10s, outcome);
+    p.retry.max_attempts = 1;
+    ASSERT_TRUE(d->Submit(p).ok());
+    DurableJob c = Once("c-" + outcome, 0s);
+    c.parent = p.id;
+    ASSERT_TRUE(d->Submit(c).ok());
+    ASSERT_TRUE(d->Pause(c.id).ok());  // in the store: the engine holds neither
+    clock_->Advance(12s);              // the loader loads the parent, which runs
+    ASSERT_TRUE(Eventually([&] { return IsTerminal(d->Get(p.id)->state); }));
+    ASSERT_TRUE(d->Resume(c.id).ok());
+    ASSERT_TRUE(d->engine().WaitIdle());
+    const bool ok = outcome == "ok";
+    EXPECT_EQ(calls_.Count(c.id), ok ? 1u : 0u);
+    EXPECT_EQ(d->Get(c.id)->state, ok ? JobState::kCompleted : JobState::kDead);
+  }
+}
+
 }  // namespace
 }  // namespace ax
