@@ -41,6 +41,12 @@ std::pair<std::string_view, bool> SplitKey(std::string_view key) {
   return {key.substr(0, at), true};
 }
 
+// An engine's refusal that no later load would change: the handler type
+// is not registered, or the stored schedule is one the engine rejects.
+bool RefusedForGood(const Status& s) {
+  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument;
+}
+
 std::string DefaultOwner() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -489,7 +495,7 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
 // (shutting down; a parent that ended meanwhile, whose orphans Start
 // resolves; max_jobs, see daemon.md) leave the record as it is.
 void DurableScheduler::Impl::RefusedLocked(const DurableJob& rec, const Status& why) {
-  if (why.code() != StatusCode::kNotFound && why.code() != StatusCode::kInvalidArgument) return;
+  if (!RefusedForGood(why)) return;
   refused_.emplace_back(rec.id, "not loaded: " + why.message());
 }
 
@@ -772,20 +778,18 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
   }
   if (orphan) {
     (void)options_.store->Flush();  // the parent's end was enqueued before it left loaded_
-    auto p = options_.store->Get(r->parent);
-    auto c = options_.store->Get(id);
-    if ((!p.ok() || IsTerminal(p->state)) && c.ok() && c->state == JobState::kWaiting &&
-        !c->next_run) {
-      ResolveOrphan(*c, now);
+    auto parent = options_.store->Get(r->parent);
+    auto waiting = options_.store->Get(id);
+    if ((!parent.ok() || IsTerminal(parent->state)) && waiting.ok() &&
+        waiting->state == JobState::kWaiting && !waiting->next_run) {
+      ResolveOrphan(*waiting, now);
       if (auto ended = options_.store->Get(id); ended.ok() && IsTerminal(ended->state)) {
         EndStoredChildren(id, now);
       }
     }
   }
   // Refused for good, it is paused again, and the caller told why.
-  if (loaded.code() != StatusCode::kNotFound && loaded.code() != StatusCode::kInvalidArgument) {
-    return Status();
-  }
+  if (!RefusedForGood(loaded)) return Status();
   PauseRefused();
   return loaded;
 }

@@ -217,9 +217,14 @@ TEST_F(ObserveTest, Engine_2_11_ShutdownFromAPlainCallbackDoesNotWaitForIt) {
 // observer before it returns, however slow the observer: the durable layer
 // records outcomes from them and flushes its store after Shutdown.
 TEST_F(ObserveTest, Engine_2_11_ShutdownReturnsWithTheFinishedRunsEventsDelivered) {
-  Start(2, [this](SchedulerOptions& o) {
-    o.observer = [this](const Event& e) {
-      std::this_thread::sleep_for(milliseconds(30));  // an observer that writes somewhere
+  Gate completing;  // the observer has the run's outcome, and holds it
+  Gate deliver;
+  Start(2, [&, this](SchedulerOptions& o) {
+    o.observer = [&, this](const Event& e) {
+      if (e.type == EventType::kCompleted) {  // an observer that writes somewhere
+        completing.Open();
+        deliver.Wait();
+      }
       std::lock_guard<std::mutex> l(events_mu_);
       events_.push_back(e);
     };
@@ -235,8 +240,14 @@ TEST_F(ObserveTest, Engine_2_11_ShutdownReturnsWithTheFinishedRunsEventsDelivere
   ASSERT_TRUE(started.Wait());
   auto report = std::async(std::launch::async, [this] { return s_->Shutdown(seconds(10)); });
   release.Open();
+  ASSERT_TRUE(completing.Wait());
+  // Shutdown waits for the held event: a Shutdown that did not would return
+  // within microseconds of the run's end (bounded: a pass never waits more).
+  EXPECT_EQ(report.wait_for(milliseconds(100)), std::future_status::timeout);
+  deliver.Open();
   EXPECT_TRUE(report.get().clean());
   EXPECT_EQ(CountEvents(*a, EventType::kCompleted), 1u);
+  s_.reset();  // before the gates its observer waits on
 }
 
 // Threads of this process named `name`.

@@ -132,29 +132,31 @@ class DurableTest : public ::testing::Test {
     }
     return d;
   }
-  // Started, with a handler "wait" that says when it starts, waits for its
-  // run's stop and then returns `out`.
-  std::unique_ptr<DurableScheduler> MakeWithWaiter(std::promise<void>& started, const Status& out) {
+  // Started, with a handler "wait" that says when it starts and returns
+  // `out` once the test releases it (after the run's stop was asked for).
+  std::unique_ptr<DurableScheduler> MakeWithWaiter(const Status& out) {
     auto d = Make(1h, false);
-    EXPECT_TRUE(
-        d->RegisterHandler("wait", [&started, out](const RunContext& ctx, std::string_view) {
-           started.set_value();
-           while (!ctx.stop_requested()) std::this_thread::sleep_for(1ms);
-           return out;
-         }).ok());
+    EXPECT_TRUE(d->RegisterHandler("wait", [this, out](const RunContext&, std::string_view) {
+                   waiter_started_.set_value();
+                   (void)waiter_released_.wait_for(10s);  // bounded: a failed test ends
+                   return out;
+                 }).ok());
     EXPECT_TRUE(d->Start().ok());
     return d;
+  }
+  bool WaiterStarted() {
+    return waiter_started_.get_future().wait_for(10s) == std::future_status::ready;
   }
   // Runs `j` on the handler above, due after `due`, until the drain's time
   // is up (10 ms) and its stop fails it; returns the record the store kept.
   DurableJob StoppedByTheDrain(DurableJob j, Duration due) {
-    std::promise<void> started;
-    auto d = MakeWithWaiter(started, Status::Cancelled("stopped"));
+    auto d = MakeWithWaiter(Status::Cancelled("stopped"));
     j.handler = "wait";
     EXPECT_TRUE(d->Submit(j).ok());
     clock_->Advance(due);
-    EXPECT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
-    (void)d->Shutdown(10ms);
+    EXPECT_TRUE(WaiterStarted());
+    (void)d->Shutdown(10ms);  // asks the run to stop before it returns
+    waiter_release_.set_value();
     d.reset();  // waits for the run to end
     return *store_->Get(j.id);
   }
@@ -196,6 +198,9 @@ class DurableTest : public ::testing::Test {
   }
   std::shared_ptr<ManualClock> clock_;
   std::shared_ptr<JobStore> store_;
+  std::promise<void> waiter_started_;  // MakeWithWaiter
+  std::promise<void> waiter_release_;
+  std::shared_future<void> waiter_released_ = waiter_release_.get_future().share();
   Calls calls_;
   int generation_ = 0;
 };
@@ -617,14 +622,15 @@ TEST_F(DurableTest, Durable_5_5_APeriodicTickStoppedByTheDrainKeepsItsLease) {
 // A run that times out while the drain waits for it fails as usual: only a
 // stop that the drain itself asks for hands the run back.
 TEST_F(DurableTest, Durable_5_5_ATimeoutDuringTheDrainIsAFailure) {
-  std::promise<void> started;
-  auto d = MakeWithWaiter(started, Status::DeadlineExceeded("gave up"));
+  auto d = MakeWithWaiter(Status::DeadlineExceeded("gave up"));
   ASSERT_TRUE(d->Submit(TimesOut("s")).ok());
-  ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
+  ASSERT_TRUE(WaiterStarted());
   std::future<ShutdownReport> report =
       std::async(std::launch::async, [&d] { return d->Shutdown(1h); });
   ASSERT_TRUE(DrainBegun(*d));
   clock_->Advance(5s);  // the run's timeout
+  ASSERT_TRUE(d->engine().WaitDispatched());
+  waiter_release_.set_value();
   EXPECT_TRUE(report.get().clean());
   d.reset();
   DurableJob kept = *store_->Get("s");
@@ -638,11 +644,12 @@ TEST_F(DurableTest, Durable_5_5_ATimeoutDuringTheDrainIsAFailure) {
 // events (timed out, failed, dead) reach the record, and the record that
 // ends it still counts the failure and names it.
 TEST_F(DurableTest, Durable_2_6_ATimeoutOnTheLastAttemptIsCountedInTheDeadRecord) {
-  std::promise<void> started;
-  auto d = MakeWithWaiter(started, Status::Cancelled("stopped"));
+  auto d = MakeWithWaiter(Status::Cancelled("stopped"));
   ASSERT_TRUE(d->Submit(TimesOut("s")).ok());
-  ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready);
+  ASSERT_TRUE(WaiterStarted());
   clock_->Advance(5s);
+  ASSERT_TRUE(d->engine().WaitDispatched());
+  waiter_release_.set_value();
   ASSERT_TRUE(d->engine().WaitIdle());
   DurableJob kept = *store_->Get("s");
   EXPECT_EQ(kept.state, JobState::kDead);
