@@ -1199,28 +1199,32 @@ void SchedulerImpl::AfterOccurrence(uint32_t slot, Instant now) {
 
 // ---------------------------------------------------------------- state changes
 
+bool SchedulerImpl::DropQueued(Job& j, uint32_t run) {
+  Run& r = runs_[run];
+  uint8_t queued = kQueued;
+  if (!r.phase.compare_exchange_strong(queued, kDropped, std::memory_order_acq_rel)) return false;
+  r.resolved = true;
+  r.let_go = true;  // SPEC 2.3: a cancel releases the callable at once
+  AddHeld(j, -1);
+  AddActive(j, -1);
+  return true;
+}
+
 void SchedulerImpl::StopActiveRuns(Job& j) {
   auto stop = [&](uint32_t run) {
     Run& r = runs_[run];
     r.stop.store(true, std::memory_order_release);
-    r.resolved = true;         // its outcome no longer counts
-    uint8_t queued = kQueued;  // and if it has not started, it never will
-    const bool dropped =
-        r.phase.compare_exchange_strong(queued, kDropped, std::memory_order_acq_rel);
+    r.resolved = true;  // its outcome no longer counts
     run_wheel_.Remove(run);
-    if (dropped) {  // SPEC 2.3: a cancel releases the callable at once
-      r.let_go = true;
-      AddHeld(j, -1);
-    }
-    return dropped;
+    if (DropQueued(j, run)) return true;  // not started: it never will be
+    AddActive(j, -1);
+    return false;
   };
   if (JobCold* c = ColdOf(j)) {
     for (uint32_t run : c->runs_active) stop(run);
-    c->active -= static_cast<uint32_t>(c->runs_active.size());
     c->runs_active.clear();
   } else if (j.run_active) {
     j.ran = !stop(PlainRun(j));
-    j.run_active = false;
   }
 }
 

@@ -731,12 +731,16 @@ Status SchedulerImpl::Pause(JobRef ref) {
       if (c.pause_after_run) {
         return Status::InvalidState("pause: job " + IdText(slot) + " already pauses after its run");
       }
-      c.pause_after_run = true;
+      // No run starts once a pause has returned: a run still in the queue
+      // is dropped, and a run in its callback ends before the job pauses.
+      std::erase_if(c.runs_active, [&](uint32_t run) { return DropQueued(j, run); });
       c.buffered = false;
       Disarm(slot);
-      return Status();
-    }
-    if (j.state != JobState::kWaiting) {
+      if (c.active > 0) {
+        c.pause_after_run = true;
+        return Status();
+      }
+    } else if (j.state != JobState::kWaiting) {
       return Status::InvalidState("pause: job " + IdText(slot) + " is " +
                                   std::string(JobStateName(j.state)));
     }

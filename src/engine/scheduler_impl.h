@@ -339,6 +339,9 @@ class SchedulerImpl final : public Scheduler {
   void ReleaseChildren(uint32_t slot, Instant now);
   void EndChildren(uint32_t slot, JobState parent_state, Instant now, std::vector<Task>& released);
   void StopActiveRuns(Job& j);
+  // Drops a run handed to a worker and not started, which then never starts
+  // and lets its callable go; false when it has started.
+  bool DropQueued(Job& j, uint32_t run);
   // Takes a resolved run out of its job's active runs.
   void ForgetRun(Job& j, uint32_t run);
   Event MakeEvent(EventType type, uint32_t slot, Instant now) const;

@@ -246,6 +246,40 @@ TEST_F(StatesTest, Engine_2_3_CancelOfAQueuedRunReleasesAtOnce) {
   }
 }
 
+// A periodic job whose run waits in the queue behind a busy worker (Running,
+// not started): a pause drops that run and pauses the job at once, so that no
+// run starts after Pause returned. The run used to start once the worker was
+// free, and the job to pause only after it.
+TEST_F(StatesTest, Engine_2_3_PauseOfAQueuedPeriodicRunDropsIt) {
+  Start(1);
+  Gate started;
+  Gate release;
+  ASSERT_TRUE(s_->After(seconds(1), [&] {
+                  started.Open();
+                  release.Wait();
+                }).ok());
+  auto capture = std::make_shared<int>(7);
+  std::atomic<int> runs{0};
+  Result<JobId> a = s_->Every(seconds(1), [&runs, capture] { ++runs; });
+  clock_->Advance(seconds(1));
+  ASSERT_TRUE(started.Wait());
+  ASSERT_TRUE(s_->WaitDispatched());
+  EXPECT_EQ(InfoOf(*a).state, JobState::kRunning);
+  AX_ASSERT_OK(s_->Pause(*a));
+  EXPECT_EQ(InfoOf(*a).state, JobState::kPaused);
+  EXPECT_EQ(capture.use_count(), 2);  // paused, not ended: the job keeps its callable
+  release.Open();
+  Settle();
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(InfoOf(*a).state, JobState::kPaused);
+  EXPECT_EQ(CountEvents(*a, EventType::kStarted), 0u);
+  EXPECT_EQ(CountEvents(*a, EventType::kPaused), 1u);
+  AX_ASSERT_OK(s_->Resume(*a));  // one period after the resume
+  Advance(seconds(1));
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(InfoOf(*a).state, JobState::kWaiting);
+}
+
 TEST_F(StatesTest, Engine_2_3_CompletedJobsReleaseTheirCallback) {
   auto capture = std::make_shared<int>(7);
   ASSERT_TRUE(s_->After(seconds(1), [capture] {}).ok());
