@@ -99,6 +99,8 @@ class Scheduler {
 
   // ---- Live changes (2.3, 2.8). NotFound, InvalidState per the table of 2.3.
   virtual Status Cancel(JobRef job) = 0;
+  // No run starts once Pause returned OK: a periodic job's run still queued
+  // is dropped; one already started ends before the job pauses.
   virtual Status Pause(JobRef job) = 0;
   virtual Status Resume(JobRef job) = 0;
   // Next run at now + delay (from the resume, when paused).
