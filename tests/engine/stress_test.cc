@@ -2,8 +2,8 @@
 // pause, resume and change jobs for ~2 s against a running scheduler on the
 // system clock. Afterwards every job's observed runs and final state must
 // agree with the operations that succeeded: nothing lost, nothing run twice,
-// nothing started after its cancel returned. With an observer every call
-// takes the engine lock; without one, plain jobs are cancelled without it
+// nothing started after its cancel or its pause returned. With an observer
+// every call takes the engine lock; without one, plain jobs are cancelled without it
 // (SchedulerImpl::Cancel), racing the scheduler thread's firing and its
 // drain of those cancels.
 #include <algorithm>
@@ -34,7 +34,15 @@ struct JobRecord {
   bool periodic = false;
   bool cancel_ok = false;
   std::atomic<int> runs{0};
+  // Runs started when a Pause last returned OK, until a Resume does; -1
+  // when not paused. Only its thread's calls change the job.
+  int64_t runs_at_pause = -1;
 };
+
+int64_t RunsOf(const Scheduler& s, JobId id) {
+  Result<JobInfo> info = s.Info(id);
+  return info.ok() ? static_cast<int64_t>(info->runs) : -2;
+}
 
 TEST(EngineStress, Engine_2_8_ConcurrentCallsAgreeWithObservedRuns) {
   std::mutex events_mu;
@@ -81,11 +89,20 @@ TEST(EngineStress, Engine_2_8_ConcurrentCallsAgreeWithObservedRuns) {
         Status st;
         if (op < 55) {
           st = s->Cancel(r.id);
-          if (st.ok()) r.cancel_ok = true;
+          if (st.ok()) {
+            r.cancel_ok = true;
+            r.runs_at_pause = -1;
+          }
         } else if (op < 67) {
           st = s->Pause(r.id);
+          if (st.ok()) r.runs_at_pause = RunsOf(*s, r.id);
         } else if (op < 79) {
+          if (r.runs_at_pause >= 0) {  // SPEC 2.3: no run starts once Pause returned
+            ASSERT_EQ(RunsOf(*s, r.id), r.runs_at_pause)
+                << r.id.ToString() << " started a run after Pause returned";
+          }
           st = s->Resume(r.id);
+          if (st.ok()) r.runs_at_pause = -1;
         } else if (op < 92) {
           st = s->SetDelay(r.id, milliseconds(pick(20)));
         } else {
