@@ -10,7 +10,23 @@
 namespace ax::testing {
 namespace {
 
-class StatesTest : public EngineTest {};
+class StatesTest : public EngineTest {
+ protected:
+  // A job that holds the only worker (Start(1)) in its callback until
+  // `release` opens; then DueBehindIt makes the jobs due at 1 s wait in the
+  // queue behind it: Running, not started.
+  void HoldTheWorker(Gate& started, Gate& release) {
+    ASSERT_TRUE(s_->After(seconds(1), [&] {
+                    started.Open();
+                    release.Wait();
+                  }).ok());
+  }
+  void DueBehindIt(Gate& started) {
+    clock_->Advance(seconds(1));
+    ASSERT_TRUE(started.Wait());
+    ASSERT_TRUE(s_->WaitDispatched());
+  }
+};
 
 TEST_F(StatesTest, Engine_2_3_Waiting) {
   Result<JobId> a = s_->After(seconds(10), [] {});
@@ -224,16 +240,11 @@ TEST_F(StatesTest, Engine_2_3_CancelOfAQueuedRunReleasesAtOnce) {
     });
     Gate started;
     Gate release;
-    ASSERT_TRUE(s_->After(seconds(1), [&] {
-                    started.Open();
-                    release.Wait();
-                  }).ok());
+    ASSERT_NO_FATAL_FAILURE(HoldTheWorker(started, release));
     auto capture = std::make_shared<int>(7);
     std::atomic<int> runs{0};
     Result<JobId> a = s_->After(seconds(1), [&runs, capture] { ++runs; });
-    clock_->Advance(seconds(1));
-    ASSERT_TRUE(started.Wait());
-    ASSERT_TRUE(s_->WaitDispatched());
+    ASSERT_NO_FATAL_FAILURE(DueBehindIt(started));
     EXPECT_EQ(InfoOf(*a).state, JobState::kRunning) << observed;
     EXPECT_EQ(s_->GetStats().queue_depth, 1u);
     AX_ASSERT_OK(s_->Cancel(*a));
@@ -254,16 +265,11 @@ TEST_F(StatesTest, Engine_2_3_PauseOfAQueuedPeriodicRunDropsIt) {
   Start(1);
   Gate started;
   Gate release;
-  ASSERT_TRUE(s_->After(seconds(1), [&] {
-                  started.Open();
-                  release.Wait();
-                }).ok());
+  ASSERT_NO_FATAL_FAILURE(HoldTheWorker(started, release));
   auto capture = std::make_shared<int>(7);
   std::atomic<int> runs{0};
   Result<JobId> a = s_->Every(seconds(1), [&runs, capture] { ++runs; });
-  clock_->Advance(seconds(1));
-  ASSERT_TRUE(started.Wait());
-  ASSERT_TRUE(s_->WaitDispatched());
+  ASSERT_NO_FATAL_FAILURE(DueBehindIt(started));
   EXPECT_EQ(InfoOf(*a).state, JobState::kRunning);
   AX_ASSERT_OK(s_->Pause(*a));
   EXPECT_EQ(InfoOf(*a).state, JobState::kPaused);

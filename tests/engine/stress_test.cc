@@ -60,6 +60,7 @@ TEST(EngineStress, Engine_2_8_ConcurrentCallsAgreeWithObservedRuns) {
   std::atomic<uint64_t> ok_ops{0};
   const auto end = std::chrono::steady_clock::now() + seconds(2);
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       std::mt19937_64 rng(42 + t);
@@ -186,10 +187,12 @@ TEST(EngineStress, Engine_2_3_CancelsWithoutTheLockAgreeWithRuns) {
   o.workers = 2;
   auto s = std::move(*Scheduler::Create(o));
   std::vector<std::unique_ptr<PlainRecord[]>> jobs;
+  jobs.reserve(kCallers);
   for (int t = 0; t < kCallers; ++t) jobs.push_back(std::make_unique<PlainRecord[]>(kJobs));
   std::atomic<int> submitted{0};
   std::array<std::atomic<int>, kCallers> ready{};  // each caller's records with an id
   std::vector<std::thread> threads;
+  threads.reserve(kCallers);
   for (int t = 0; t < kCallers; ++t) {
     threads.emplace_back([&, t] {
       std::mt19937_64 rng(7 + t);
