@@ -735,9 +735,9 @@ Status SchedulerImpl::Pause(JobRef ref) {
       // is dropped, and a run in its callback ends before the job pauses.
       std::erase_if(c.runs_active, [&](uint32_t run) { return DropQueued(j, run); });
       c.buffered = false;
-      Disarm(slot);
       if (c.active > 0) {
         c.pause_after_run = true;
+        Disarm(slot);
         return Status();
       }
     } else if (j.state != JobState::kWaiting) {

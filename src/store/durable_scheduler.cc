@@ -175,7 +175,7 @@ class DurableScheduler::Impl {
   Result<JobId> SubmitToEngine(const DurableJob& rec, const std::string& key, int base,
                                bool recovered, std::optional<Instant> when, bool main);
   void LoadChildrenLocked(const std::string& parent, Instant now);
-  void ResolveOrphan(DurableJob child, Instant now);
+  bool ResolveOrphan(DurableJob child, Instant now);
   void EndStoredChildren(const std::string& parent, Instant now);
   Task Wrap(Task inner, std::string id, int base, bool recovered);
   void BeginRun(const std::string& id, const RunContext& ctx, int attempt, bool recovered);
@@ -538,8 +538,9 @@ void DurableScheduler::Impl::LoadChildrenLocked(const std::string& parent, Insta
 // change ended in the store (EndStoredChildren), or that a resume found
 // after its parent ended (Change): released as the engine would have (after
 // the parent's success), and loaded if due within the window, or ended like
-// its parent (docs/engine.md). Awaits its write: called without mu_.
-void DurableScheduler::Impl::ResolveOrphan(DurableJob c, Instant now) {
+// its parent (docs/engine.md); true when ended. Awaits its write: called
+// without mu_.
+bool DurableScheduler::Impl::ResolveOrphan(DurableJob c, Instant now) {
   auto p = options_.store->Get(c.parent);
   if (p.ok() && p->state == JobState::kCompleted) {
     const Instant base = p->finished_at.value_or(now);
@@ -561,8 +562,10 @@ void DurableScheduler::Impl::ResolveOrphan(DurableJob c, Instant now) {
   }
   c.updated_at = now;
   (void)options_.store->Put({c});
+  if (!c.next_run) return true;
   std::lock_guard lock(mu_);  // its callers hold none
-  if (c.next_run && *c.next_run < horizon_) (void)LoadLocked(std::move(c), now, true);
+  if (*c.next_run < horizon_) (void)LoadLocked(std::move(c), now, true);
+  return false;
 }
 
 // ---- Runs
@@ -782,10 +785,7 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
     auto waiting = options_.store->Get(id);
     if ((!parent.ok() || IsTerminal(parent->state)) && waiting.ok() &&
         waiting->state == JobState::kWaiting && !waiting->next_run) {
-      ResolveOrphan(*waiting, now);
-      if (auto ended = options_.store->Get(id); ended.ok() && IsTerminal(ended->state)) {
-        EndStoredChildren(id, now);
-      }
+      if (ResolveOrphan(*waiting, now)) EndStoredChildren(id, now);
     }
   }
   // Refused for good, it is paused again, and the caller told why.
