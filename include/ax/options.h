@@ -85,10 +85,9 @@ struct SchedulerOptions {
   // deadlines close together share one wake-up (like Linux timer slack or
   // systemd's AccuracySec). Never earlier. 0 (default): every deadline gets
   // its own wake-up, as exact as the OS allows. Applies to run timeouts and
-  // slow thresholds too. Between 0 and 1 h. A slack turns hand_ahead off, so
-  // it saves CPU only once a wake-up gathers more than about two deadlines: on
-  // the VM of docs/engine.md ("Timer slack"), W4 took more CPU with 50 us
-  // than with none, and half with 500 us.
+  // slow thresholds too. Between 0 and 1 h. A deadline with another within
+  // the slack of it shares the scheduler thread's wake-up; a lone one is
+  // handed ahead (hand_ahead), so that a worker alone wakes for it.
   Duration timer_slack{0};
   // How long before its deadline a job may be handed to an idle worker, which
   // sleeps until the deadline and starts the job itself: one thread wakes
@@ -99,9 +98,9 @@ struct SchedulerOptions {
   // is handed ahead at the thread's next pass. 8 ms rather than 2: in W4
   // the scheduler thread wakes every 4 ms instead of every 1 (about 98,000
   // context switches a run against 106,000, for 92,400 fires; less CPU in 9
-  // of 10 alternating pairs, by 0.9 points of a core at the median). 0 turns
-  // it off; so does a timer_slack, whose point is fewer wake-ups. Between 0
-  // and 1 s.
+  // of 10 alternating pairs, by 0.9 points of a core at the median). With a
+  // timer_slack, only the jobs with no other deadline within the slack of
+  // theirs go to a worker. 0 turns it off. Between 0 and 1 s.
   Duration hand_ahead = std::chrono::milliseconds(8);
   // Binds worker i to the i-th of the CPUs the creating thread may run on
   // (round robin). A worker's timed wake-up then never waits behind another

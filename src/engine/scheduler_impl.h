@@ -397,7 +397,7 @@ class SchedulerImpl final : public Scheduler {
   Instant NowApprox() const {
     return counter_ != nullptr ? FromUnixNanos(counter_->NowApprox()) : clock_->NowApprox();
   }
-  // SchedulerOptions::hand_ahead in ns; 0 when off (or with a timer slack).
+  // SchedulerOptions::hand_ahead in ns; 0 when off.
   const int64_t hand_ahead_ns_;
   std::unique_ptr<EventQueue> events_;      // null without an observer
   std::unique_ptr<WorkerLocal[]> local_;    // [options_.workers]; owned by that worker

@@ -167,8 +167,9 @@ JsonLine Header(const BenchArgs& args, int threads) {
   JsonLine j;
   j.Str("system", "ax").Str("workload", args.workload).Int("n", args.n).Int("threads", threads);
   if (args.workload == "W3") j.Int("background", args.background);
-  if (args.timer_slack_ms != 0) j.Num("timer_slack_ms", args.timer_slack_ms);
-  if (args.hand_ahead_ms >= 0) j.Num("hand_ahead_ms", args.hand_ahead_ms);
+  // To the µs: with one decimal, a slack of 0.05 ms read 0.1.
+  if (args.timer_slack_ms != 0) j.Num("timer_slack_ms", args.timer_slack_ms, 3);
+  if (args.hand_ahead_ms >= 0) j.Num("hand_ahead_ms", args.hand_ahead_ms, 3);
   if (args.pin_workers) j.Int("pin_workers", 1);
   if (args.worker_slice_us >= 0) j.Num("worker_slice_us", args.worker_slice_us);
   return j;
