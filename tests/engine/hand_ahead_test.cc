@@ -112,7 +112,7 @@ TEST_F(HandAheadTest, Engine_2_4_DeadlineOrderHoldsAcrossHandedAheadAndLaterJobs
   Start(1);  // one worker: start order is run order
   std::mutex mu;
   std::vector<std::string> order;
-  auto job = [&](std::string name) {
+  auto job = [&](const std::string& name) {
     return [&, name](const RunContext&) {
       std::lock_guard<std::mutex> l(mu);
       order.push_back(name);
@@ -143,7 +143,7 @@ TEST_F(HandAheadTest, Engine_2_4_JobFiledInsideTheWindowIsHandedAheadInDeadlineO
   Start(1);
   std::mutex mu;
   std::vector<std::pair<std::string, Instant>> started;
-  auto job = [&](std::string name) {
+  auto job = [&](const std::string& name) {
     return [&, name](const RunContext& ctx) {
       std::lock_guard<std::mutex> l(mu);
       started.emplace_back(name, clock_->Now());
