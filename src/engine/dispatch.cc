@@ -563,6 +563,15 @@ bool SchedulerImpl::ReserveAhead(int64_t now_ns) {
   // hands ahead what the window holds then: the deadlines of half a window or
   // more in one wake-up. (Woken a whole window before, it woke once a job.)
   // A group of one deadline is handed whole, every job of it held.
+  // With a slack, a job is claimable only if no other deadline lies within
+  // the slack of its own (the wheel's next one is a lower bound): deadlines
+  // that can share a wake-up share the scheduler thread's, and a worker wakes
+  // for each lone one.
+  const int64_t slack = options_.timer_slack.count();
+  const auto apart = [slack](int64_t earlier, int64_t later) {
+    return later > earlier && static_cast<uint64_t>(later) - static_cast<uint64_t>(earlier) >
+                                  static_cast<uint64_t>(slack);
+  };
   int64_t next = Wheel().NextDeadline();
   for (size_t handed = 0; ahead_.size() < kMaxAhead && next <= horizon; ++handed) {
     if (handed == kAheadChunk) return true;
@@ -577,21 +586,13 @@ bool SchedulerImpl::ReserveAhead(int64_t now_ns) {
                                       [](int64_t t, const Ahead& a) { return t < a.at; });
     // Held, too, where a worker could start it out of order: behind an entry
     // of its deadline, or ahead of one a worker sleeps for (that worker
-    // would not wake for it). With a slack, held unless no other deadline is
-    // within the slack of it (the wheel's next one is a lower bound): the
-    // deadlines that can share a wake-up share the scheduler thread's, and a
-    // worker wakes for each lone one.
-    const int64_t slack = options_.timer_slack.count();
-    const auto apart = [slack](int64_t earlier, int64_t later) {
-      return later > earlier && static_cast<uint64_t>(later) - static_cast<uint64_t>(earlier) >
-                                    static_cast<uint64_t>(slack);
-    };
+    // would not wake for it); with a slack, also unless it is lone.
+    const bool lone = slack == 0 || ((next == INT64_MAX || apart(at, next)) &&
+                                     (pos == ahead_.end() || apart(at, pos->at)) &&
+                                     (pos == ahead_.begin() || apart(std::prev(pos)->at, at)));
     const bool claimable =
         next != at && at > now_ns && j.state == JobState::kWaiting &&
-        (pos == ahead_.begin() || std::prev(pos)->at != at) &&
-        (slack == 0 ||
-         ((next == INT64_MAX || apart(at, next)) && (pos == ahead_.end() || apart(at, pos->at)) &&
-          (pos == ahead_.begin() || apart(std::prev(pos)->at, at)))) &&
+        (pos == ahead_.begin() || std::prev(pos)->at != at) && lone &&
         std::none_of(pos, ahead_.end(), [](const Ahead& a) { return a.owner >= 0; });
     ahead_.insert(pos, {at, ++ahead_seq_, slot, j.gen(), claimable ? kUnclaimed : kHeld});
     if (claimable) unclaimed_.store(true, std::memory_order_seq_cst);
