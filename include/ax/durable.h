@@ -11,7 +11,10 @@
 // Only jobs due within `window` (default 1 h) are held in the engine; a
 // loader brings later ones in as they enter it, so memory is bounded by the
 // jobs due soon, not by all stored jobs (4.2). Periodic and cron jobs stay
-// in the engine once loaded.
+// in the engine once loaded. With `engine.max_jobs` set, a due job the full
+// engine refuses stays in the store (its submission still succeeds) and the
+// loader tries it again at each pass, earliest first: it starts late, once
+// a place is free, and is counted in `DurableStats::deferred` meanwhile.
 //
 // Jobs run registered handler types (4.1): `RegisterHandler("email", fn)`,
 // then submit DurableJob{.handler = "email", .payload = ...}. The handler's
@@ -78,6 +81,7 @@ struct DurableStats {
   StoreStats store;
   std::vector<uint64_t> jobs_by_state;  // stored jobs per JobState
   uint64_t loaded = 0;                  // jobs held in the engine
+  uint64_t deferred = 0;                // due, but refused by a full engine (max_jobs)
   uint64_t recovered = 0;               // runs recovered at Start
   Instant horizon;                      // the window's end
 };

@@ -170,7 +170,25 @@ class DurableScheduler::Impl {
   Instant Now() const { return engine_->Now(); }
   Status Prepare(DurableJob& j, Instant now, size_t index, bool batch);
   Status LoadLocked(DurableJob rec, Instant now, bool startup);
-  void RefusedLocked(const DurableJob& rec, const Status& why);
+  // REQUIRES: mu_ held. Whether `rec`, as the store holds it, belongs in the
+  // engine: live, and due within the window or a child of a job it holds.
+  bool LoadableLocked(const DurableJob& rec) const {
+    if (rec.state != JobState::kWaiting && rec.state != JobState::kRunning) return false;
+    const bool due = rec.next_run && *rec.next_run < horizon_;
+    return due || (!rec.parent.empty() && !rec.next_run && loaded_.count(rec.parent) > 0);
+  }
+  void RefusedLocked(const DurableJob& rec, const Status& why, bool startup);
+  // An extra run of a loaded job: a periodic job's catch-up run, or its run
+  // recovered at Start.
+  struct ExtraRun {
+    std::string id;
+    Instant at;  // or at once, if past
+    int base = 0;
+    bool recovered = false;
+  };
+  // REQUIRES: mu_ held. Puts `run` of `rec` into the engine; a full engine
+  // leaves it in full_runs_ for the loader's next pass.
+  void SubmitRunLocked(const DurableJob& rec, ExtraRun run, Instant now);
   void PauseRefused();
   Result<JobId> SubmitToEngine(const DurableJob& rec, const std::string& key, int base,
                                bool recovered, std::optional<Instant> when, bool main);
@@ -210,6 +228,17 @@ class DurableScheduler::Impl {
   Instant horizon_;                                 // guarded by mu_
   // Jobs the engine refused for good (RefusedLocked): id, reason.
   std::vector<std::pair<std::string, std::string>> refused_;  // guarded by mu_
+  // Jobs the engine was too full to take (max_jobs): the loader tries them
+  // again at each pass, earliest first, before the window's new ones.
+  struct Deferred {
+    Instant next_run;
+    bool startup;  // read at Start (LoadLocked's `startup`)
+  };
+  std::unordered_map<std::string, Deferred> full_;  // guarded by mu_
+  std::vector<ExtraRun> full_runs_;                 // guarded by mu_
+  // REQUIRES: mu_ held. Takes out of full_ the earliest of them, as many as
+  // the engine has places for: the rest would be refused again.
+  std::vector<std::pair<std::string, Deferred>> TakeDeferredLocked();
   // Ids changed in the store (Change) while the loader's query ran, whose
   // copies it read may be stale.
   bool loading_ = false;                         // guarded by mu_
@@ -469,22 +498,29 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
   auto eid =
       SubmitToEngine(rec, id, l.attempt_base, recover && rec.kind == JobKind::kOnce, when, true);
   if (!eid.ok()) {
-    RefusedLocked(rec, eid.status());
+    RefusedLocked(rec, eid.status(), startup);
     return eid.status();
   }
   if (recover) recovered_.fetch_add(1);
+  if (!full_.empty()) full_.erase(id);  // refused before, loaded since by a change
   l.engine_id = *eid;
   l.rec = std::move(rec);
   auto [it, inserted] = loaded_.emplace(id, std::move(l));
   for (Instant at : extra_runs) {
-    std::string key = id + "@" + std::to_string(aux_seq_.fetch_add(1));
-    (void)SubmitToEngine(it->second.rec, key, recover ? base : 0, recover, at < now ? now : at,
-                         false);
+    SubmitRunLocked(it->second.rec, ExtraRun{id, at, recover ? base : 0, recover}, now);
   }
   bool once = it->second.rec.kind == JobKind::kOnce;
   SyncLocked(id, it->second, nullptr);  // may erase `it`
   if (once) LoadChildrenLocked(id, now);
   return Status();
+}
+
+void DurableScheduler::Impl::SubmitRunLocked(const DurableJob& rec, ExtraRun run, Instant now) {
+  std::string key = run.id + "@" + std::to_string(aux_seq_.fetch_add(1));
+  auto eid = SubmitToEngine(rec, key, run.base, run.recovered, std::max(run.at, now), false);
+  if (!eid.ok() && eid.status().code() == StatusCode::kUnavailable) {
+    full_runs_.push_back(std::move(run));
+  }
 }
 
 // A job the engine refused to load for good (its handler type is not
@@ -493,8 +529,12 @@ Status DurableScheduler::Impl::LoadLocked(DurableJob rec, Instant now, bool star
 // would find it again. It is paused with the reason (PauseRefused), in
 // sight of List and Info, and runs on a Resume once that is fixed. Others
 // (shutting down; a parent that ended meanwhile, whose orphans Start
-// resolves; max_jobs, see daemon.md) leave the record as it is.
-void DurableScheduler::Impl::RefusedLocked(const DurableJob& rec, const Status& why) {
+// resolves) leave the record as it is; a full engine's refusal (max_jobs)
+// too, and the loader tries it again (full_).
+void DurableScheduler::Impl::RefusedLocked(const DurableJob& rec, const Status& why, bool startup) {
+  if (why.code() == StatusCode::kUnavailable) {
+    full_.insert_or_assign(rec.id, Deferred{rec.next_run.value_or(kInstantMax), startup});
+  }
   if (!RefusedForGood(why)) return;
   refused_.emplace_back(rec.id, "not loaded: " + why.message());
 }
@@ -766,10 +806,8 @@ Status DurableScheduler::Impl::Change(std::string_view id_view,
       if (auto it2 = loaded_.find(id); it2 != loaded_.end()) SyncLocked(id, it2->second, nullptr);
       return Status();
     }
-    const bool due = r->next_run && *r->next_run < horizon_;
-    // A child resumed while its parent is held: it waits for it there.
-    const bool child = !r->parent.empty() && !r->next_run && loaded_.count(r->parent) > 0;
-    if (started_ && r->state == JobState::kWaiting && (due || child)) {
+    // A child resumed while its parent is held waits for it there.
+    if (started_ && r->state == JobState::kWaiting && LoadableLocked(*r)) {
       loaded = LoadLocked(*r, Now(), false);
     } else if (started_ && r->state == JobState::kWaiting && !r->parent.empty() && !r->next_run) {
       // A child waiting in the store for a parent the engine does not hold
@@ -887,6 +925,7 @@ DurableStats DurableScheduler::Impl::GetStats() {
   {
     std::lock_guard lock(mu_);
     s.loaded = loaded_.size();
+    s.deferred = full_.size() + full_runs_.size();
     s.horizon = horizon_;
   }
   std::lock_guard lock(counts_mu_);
@@ -942,19 +981,46 @@ void DurableScheduler::Impl::LoaderLoop() {
     Instant now = Now();
     Instant from;
     Instant to = now + options_.window;
+    std::vector<std::pair<std::string, Deferred>> again;
     {
       std::lock_guard lock(mu_);
       from = horizon_;
-      if (to <= from) continue;
-      horizon_ = to;  // raised before the query: see the ground rules
+      again = TakeDeferredLocked();
+      if (to <= from && again.empty() && full_runs_.empty()) continue;
+      horizon_ = std::max(from, to);  // raised before the query: see the ground rules
       loading_ = true;
     }
-    auto due = options_.store->LoadDue(from, to);
+    // The jobs refused for being full first: they were due before the
+    // window's new ones.
+    std::vector<std::pair<DurableJob, bool>> todo;
+    std::vector<std::pair<std::string, Deferred>> unread;  // tried at the next pass
+    for (auto& [id, d] : again) {
+      auto r = options_.store->Get(id);
+      if (r.ok()) {
+        todo.emplace_back(std::move(*r), d.startup);
+      } else if (r.status().code() != StatusCode::kNotFound) {
+        unread.emplace_back(std::move(id), d);
+      }
+    }
+    const size_t retries = todo.size();
+    auto due = to > from ? options_.store->LoadDue(from, to)
+                         : Result<std::vector<DurableJob>>(std::vector<DurableJob>{});
+    for (size_t i = 0; due.ok() && i < due->size(); ++i) {
+      todo.emplace_back(std::move((*due)[i]), false);
+    }
     {
       std::lock_guard lock(mu_);
       loading_ = false;
-      for (size_t i = 0; due.ok() && i < due->size(); ++i) {
-        DurableJob& j = (*due)[i];
+      for (auto& [id, d] : unread) full_.emplace(std::move(id), d);
+      std::vector<ExtraRun> runs;
+      runs.swap(full_runs_);
+      for (ExtraRun& r : runs) {
+        if (auto it = loaded_.find(r.id); it != loaded_.end()) {
+          SubmitRunLocked(it->second.rec, std::move(r), now);
+        }
+      }
+      for (size_t i = 0; i < todo.size(); ++i) {
+        auto& [j, startup] = todo[i];
         // Changed since the query read it (a cancel, a pause): read again,
         // or a cancelled job would be loaded and run.
         if (changed_while_loading_.count(j.id) > 0) {
@@ -965,7 +1031,10 @@ void DurableScheduler::Impl::LoaderLoop() {
           // Run here meanwhile (loaded by the change): its end is on its way.
           if (j.state == JobState::kRunning && j.lease_owner == options_.owner) continue;
         }
-        (void)LoadLocked(std::move(j), now, false);
+        // A job tried again may have ended or been paused since it was
+        // refused, or be a child whose parent the engine no longer holds.
+        if (i < retries && !LoadableLocked(j)) continue;
+        (void)LoadLocked(std::move(j), now, startup);
       }
       changed_while_loading_.clear();
     }
@@ -976,6 +1045,30 @@ void DurableScheduler::Impl::LoaderLoop() {
       next_purge = std::chrono::steady_clock::now() + options_.purge_interval;
     }
   }
+}
+
+std::vector<std::pair<std::string, DurableScheduler::Impl::Deferred>>
+DurableScheduler::Impl::TakeDeferredLocked() {
+  std::vector<std::pair<std::string, Deferred>> taken;
+  if (full_.empty()) return taken;
+  size_t room = full_.size();
+  if (options_.engine.max_jobs != 0) {
+    const Stats st = engine_->GetStats();
+    const uint64_t live = st.pending + st.running + st.paused;
+    room = std::min<size_t>(room, live < options_.engine.max_jobs
+                                      ? static_cast<size_t>(options_.engine.max_jobs - live)
+                                      : 0);
+  }
+  std::vector<std::pair<Instant, std::string>> order;
+  order.reserve(full_.size());
+  for (const auto& [id, d] : full_) order.emplace_back(d.next_run, id);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(room), order.end());
+  for (size_t i = 0; i < room; ++i) {
+    auto it = full_.find(order[i].second);
+    taken.emplace_back(order[i].second, it->second);
+    full_.erase(it);
+  }
+  return taken;
 }
 
 // A lease lasts at least lease_grace and is renewed once less than half of

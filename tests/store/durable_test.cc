@@ -115,6 +115,7 @@ class DurableTest : public ::testing::Test {
     o.store = store_;
     o.engine.clock = clock_;
     o.engine.workers = 4;
+    o.engine.max_jobs = max_jobs_;
     o.window = window;
     o.load_interval = 5ms;
     o.owner = "test-" + std::to_string(++generation_);
@@ -203,6 +204,7 @@ class DurableTest : public ::testing::Test {
   std::shared_future<void> waiter_released_ = waiter_release_.get_future().share();
   Calls calls_;
   int generation_ = 0;
+  size_t max_jobs_ = 0;  // the engine's, for Make
 };
 
 TEST_F(DurableTest, Durable_4_3_SubmitIsStoredBeforeItReturns) {
@@ -324,6 +326,50 @@ TEST_F(DurableTest, Durable_4_2_JobsBeyondTheWindowStayInTheStore) {
   clock_->Advance(10min);
   ASSERT_TRUE(d->engine().WaitIdle());
   EXPECT_EQ(store_->Get("far")->state, JobState::kCompleted);
+}
+
+TEST_F(DurableTest, Durable_4_2_AJobAFullEngineRefusedLoadsOnceAPlaceIsFree) {
+  max_jobs_ = 2;
+  auto d = Make();
+  ASSERT_TRUE(d->Submit(Once("a", 1min)).ok());
+  ASSERT_TRUE(d->Submit(Once("b", 2min)).ok());
+  ASSERT_TRUE(d->Submit(Once("c", 3min)).ok());  // the engine is full: kept in the store
+  ASSERT_TRUE(d->Submit(Once("d", 30s)).ok());   // as well, and due first
+  EXPECT_EQ(d->GetStats().loaded, 2u);
+  EXPECT_EQ(d->GetStats().deferred, 2u);
+  ASSERT_TRUE(d->Cancel("b").ok());  // one place: the earliest refused job takes it
+  ASSERT_TRUE(Eventually([&] { return d->engine().Info("d").ok(); }));
+  EXPECT_FALSE(d->engine().Info("c").ok());
+  EXPECT_EQ(d->GetStats().deferred, 1u);
+  clock_->Advance(1min);  // "d" and "a" run and free their places
+  ASSERT_TRUE(d->engine().WaitIdle());
+  ASSERT_TRUE(Eventually([&] { return d->engine().Info("c").ok(); }));
+  EXPECT_EQ(d->GetStats().deferred, 0u);
+  clock_->Advance(2min);
+  ASSERT_TRUE(d->engine().WaitIdle());
+  for (const char* id : {"a", "c", "d"}) {
+    EXPECT_EQ(store_->Get(id)->state, JobState::kCompleted) << id;
+    EXPECT_EQ(calls_.Count(id), 1u) << id;
+  }
+  EXPECT_EQ(store_->Get("b")->state, JobState::kCancelled);
+}
+
+TEST_F(DurableTest, Durable_3_5_CatchUpRunsAFullEngineRefusedRunLater) {
+  DurableJob j;
+  j.id = "tick";
+  j.handler = "rec";
+  j.kind = JobKind::kEvery;
+  j.period = 10s;
+  j.misfire = Misfire::kAll;
+  j.max_catch_up = 3;
+  j.next_run = clock_->Now() - 55s;  // 6 missed
+  ASSERT_TRUE(store_->Put({j}).ok());
+  max_jobs_ = 2;  // the job and one catch-up run at a time
+  auto d = Make();
+  ASSERT_TRUE(Eventually([&] { return calls_.Count("tick") == 3; }));
+  ASSERT_TRUE(d->engine().WaitIdle());
+  EXPECT_EQ(calls_.Count("tick"), 3u);
+  EXPECT_EQ(d->GetStats().deferred, 0u);
 }
 
 TEST_F(DurableTest, Durable_3_5_PeriodicMisfireSkipKeepsPhase) {
