@@ -354,6 +354,27 @@ TEST_F(DurableTest, Durable_4_2_AJobAFullEngineRefusedLoadsOnceAPlaceIsFree) {
   EXPECT_EQ(store_->Get("b")->state, JobState::kCancelled);
 }
 
+TEST_F(DurableTest, Durable_4_2_ManyJobsThroughASmallEngineRunOnceEach) {
+  max_jobs_ = 4;
+  auto d = Make();
+  std::vector<DurableJob> jobs;
+  jobs.reserve(200);
+  for (int i = 0; i < 200; ++i) jobs.push_back(Once("j" + std::to_string(i), 1s * (i % 37)));
+  ASSERT_TRUE(d->Submit(std::move(jobs)).ok());
+  ASSERT_TRUE(d->Cancel("j5").ok());  // in the engine or only in the store
+  clock_->Advance(40s);               // all due, 4 in the engine at a time
+  ASSERT_TRUE(Eventually([&] {
+    const DurableStats st = d->GetStats();
+    return st.deferred == 0 && st.loaded == 0;
+  }));
+  ASSERT_TRUE(d->engine().WaitIdle());
+  for (int i = 0; i < 200; ++i) {
+    const std::string id = "j" + std::to_string(i);
+    EXPECT_EQ(calls_.Count(id), i == 5 ? 0u : 1u) << id;
+    EXPECT_EQ(store_->Get(id)->state, i == 5 ? JobState::kCancelled : JobState::kCompleted) << id;
+  }
+}
+
 TEST_F(DurableTest, Durable_3_5_CatchUpRunsAFullEngineRefusedRunLater) {
   DurableJob j;
   j.id = "tick";
