@@ -236,6 +236,7 @@ class DurableScheduler::Impl {
   };
   std::unordered_map<std::string, Deferred> full_;  // guarded by mu_
   std::vector<ExtraRun> full_runs_;                 // guarded by mu_
+  size_t retrying_ = 0;  // taken out of full_ by the loader, not yet loaded; guarded by mu_
   // REQUIRES: mu_ held. Takes out of full_ the earliest of them, as many as
   // the engine has places for: the rest would be refused again.
   std::vector<std::pair<std::string, Deferred>> TakeDeferredLocked();
@@ -925,7 +926,7 @@ DurableStats DurableScheduler::Impl::GetStats() {
   {
     std::lock_guard lock(mu_);
     s.loaded = loaded_.size();
-    s.deferred = full_.size() + full_runs_.size();
+    s.deferred = full_.size() + full_runs_.size() + retrying_;
     s.horizon = horizon_;
   }
   std::lock_guard lock(counts_mu_);
@@ -987,6 +988,7 @@ void DurableScheduler::Impl::LoaderLoop() {
       from = horizon_;
       again = TakeDeferredLocked();
       if (to <= from && again.empty() && full_runs_.empty()) continue;
+      retrying_ = again.size();       // still counted as deferred (GetStats)
       horizon_ = std::max(from, to);  // raised before the query: see the ground rules
       loading_ = true;
     }
@@ -1011,6 +1013,7 @@ void DurableScheduler::Impl::LoaderLoop() {
     {
       std::lock_guard lock(mu_);
       loading_ = false;
+      retrying_ = 0;
       for (auto& [id, d] : unread) full_.emplace(std::move(id), d);
       std::vector<ExtraRun> runs;
       runs.swap(full_runs_);
