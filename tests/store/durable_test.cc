@@ -189,6 +189,18 @@ class DurableTest : public ::testing::Test {
     j.created_at = clock_->Now() - 10s;
     return j;
   }
+  // "tick", every 10 s, stored with its next run `ago` in the past: ticks
+  // missed while no process ran it.
+  DurableJob Missed(Misfire misfire, Duration ago) {
+    DurableJob j;
+    j.id = "tick";
+    j.handler = "rec";
+    j.kind = JobKind::kEvery;
+    j.period = 10s;
+    j.misfire = misfire;
+    j.next_run = clock_->Now() - ago;
+    return j;
+  }
   DurableJob Once(std::string id, Duration in, std::string payload = "") {
     DurableJob j;
     j.id = std::move(id);
@@ -376,14 +388,8 @@ TEST_F(DurableTest, Durable_4_2_ManyJobsThroughASmallEngineRunOnceEach) {
 }
 
 TEST_F(DurableTest, Durable_3_5_CatchUpRunsAFullEngineRefusedRunLater) {
-  DurableJob j;
-  j.id = "tick";
-  j.handler = "rec";
-  j.kind = JobKind::kEvery;
-  j.period = 10s;
-  j.misfire = Misfire::kAll;
+  DurableJob j = Missed(Misfire::kAll, 55s);  // 6 missed
   j.max_catch_up = 3;
-  j.next_run = clock_->Now() - 55s;  // 6 missed
   ASSERT_TRUE(store_->Put({j}).ok());
   max_jobs_ = 2;  // the job and one catch-up run at a time
   auto d = Make();
@@ -394,13 +400,7 @@ TEST_F(DurableTest, Durable_3_5_CatchUpRunsAFullEngineRefusedRunLater) {
 }
 
 TEST_F(DurableTest, Durable_3_5_PeriodicMisfireSkipKeepsPhase) {
-  DurableJob j;
-  j.id = "tick";
-  j.handler = "rec";
-  j.kind = JobKind::kEvery;
-  j.period = 10s;
-  j.state = JobState::kWaiting;
-  j.next_run = clock_->Now() - 35s;  // 4 ticks missed: -35, -25, -15, -5
+  DurableJob j = Missed(Misfire::kSkip, 35s);  // 4 ticks missed: -35, -25, -15, -5
   j.created_at = clock_->Now() - 100s;
   ASSERT_TRUE(store_->Put({j}).ok());
   auto d = Make();
@@ -413,28 +413,15 @@ TEST_F(DurableTest, Durable_3_5_PeriodicMisfireSkipKeepsPhase) {
 }
 
 TEST_F(DurableTest, Durable_3_5_PeriodicMisfireOnceRunsOneNow) {
-  DurableJob j;
-  j.id = "tick";
-  j.handler = "rec";
-  j.kind = JobKind::kEvery;
-  j.period = 10s;
-  j.misfire = Misfire::kOnce;
-  j.next_run = clock_->Now() - 35s;
-  ASSERT_TRUE(store_->Put({j}).ok());
+  ASSERT_TRUE(store_->Put({Missed(Misfire::kOnce, 35s)}).ok());
   auto d = Make();
   ASSERT_TRUE(d->engine().WaitIdle());
   EXPECT_EQ(calls_.Count("tick"), 1u);
 }
 
 TEST_F(DurableTest, Durable_3_5_PeriodicMisfireAllIsCapped) {
-  DurableJob j;
-  j.id = "tick";
-  j.handler = "rec";
-  j.kind = JobKind::kEvery;
-  j.period = 10s;
-  j.misfire = Misfire::kAll;
+  DurableJob j = Missed(Misfire::kAll, 55s);  // 6 missed
   j.max_catch_up = 3;
-  j.next_run = clock_->Now() - 55s;  // 6 missed
   ASSERT_TRUE(store_->Put({j}).ok());
   auto d = Make();
   ASSERT_TRUE(d->engine().WaitIdle());
