@@ -4,8 +4,8 @@
 // deadline. Keys: schedule_ns_per_op, drain_ms, fires_per_s, cpu_ms, and
 // first_fire_late_ms (the first callback's clock read − the deadline: how
 // much of the drain is the storm starting late); with
-// --probe, also probe_calls, probe_call_us_p50/p99/max and probe_errors (calls
-// made during the drain, see BenchArgs::probe).
+// --probe, also probe_calls, probe_call_us_p50/p99/max, probe_errors (calls
+// made during the drain, see BenchArgs::probe) and probe_cpu_ms.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -26,9 +26,11 @@ long target = 0;
 std::atomic<bool> probe_stop{false};
 
 // From `start` (steady clock) until told to stop: every 100 µs, one After and
-// one Cancel, each timed.
-void Probe(Scheduler* s, int64_t start, std::vector<int64_t>& ns, long& errors) {
+// one Cancel, each timed. `cpu_ms`: the probe thread's own CPU from `start`
+// (its wake-ups among it), taken from the two vCPUs the drain runs on.
+void Probe(Scheduler* s, int64_t start, std::vector<int64_t>& ns, long& errors, double& cpu_ms) {
   std::this_thread::sleep_for(std::chrono::nanoseconds(start - SteadyNs()));
+  const double cpu0 = ThreadCpuMs();
   while (!probe_stop.load()) {
     int64_t t = SteadyNs();
     Result<JobId> id = s->After(std::chrono::hours(1), [] {});
@@ -42,6 +44,7 @@ void Probe(Scheduler* s, int64_t start, std::vector<int64_t>& ns, long& errors) 
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+  cpu_ms = ThreadCpuMs() - cpu0;
 }
 
 }  // namespace
@@ -67,10 +70,11 @@ void RunW2(const BenchArgs& args) {
   const int64_t t1 = AxNowNs();
   std::vector<int64_t> probe_ns;
   long probe_errors = 0;
+  double probe_cpu_ms = 0;
   std::thread probe;
   if (args.probe) {
     probe = std::thread(Probe, s.get(), SteadyNs() + (deadline_ns - t1), std::ref(probe_ns),
-                        std::ref(probe_errors));
+                        std::ref(probe_errors), std::ref(probe_cpu_ms));
   }
   const int64_t give_up =
       SteadyNs() + (deadline_ns - t1) + static_cast<int64_t>(args.timeout_s * 1e9);
@@ -95,7 +99,8 @@ void RunW2(const BenchArgs& args) {
         .Num("probe_call_us_p50", static_cast<double>(Percentile(probe_ns, 0.50)) / 1e3, 2)
         .Num("probe_call_us_p99", static_cast<double>(Percentile(probe_ns, 0.99)) / 1e3, 2)
         .Num("probe_call_us_max", static_cast<double>(Percentile(probe_ns, 1.0)) / 1e3, 2)
-        .Int("probe_errors", probe_errors);
+        .Int("probe_errors", probe_errors)
+        .Num("probe_cpu_ms", probe_cpu_ms);
   }
   Finish(j, FireError(ok, schedule_errors));
 }
