@@ -205,8 +205,9 @@ int64_t SchedulerImpl::NextWake(bool jobs) {
   if (!shutting_down_ && jobs) {
     int64_t job = Wheel().NextDeadline();
     // Handing ahead: in time to hand the next job ahead, while there is room.
-    if (hand_ahead_ns_ > 0 && job != INT64_MAX && ahead_.size() < kMaxAhead) {
-      job = job < INT64_MIN + hand_ahead_ns_ / 2 ? INT64_MIN : job - hand_ahead_ns_ / 2;
+    const int64_t hand_ahead = options_.hand_ahead.count();
+    if (hand_ahead > 0 && job != INT64_MAX && ahead_.size() < kMaxAhead) {
+      job = job < INT64_MIN + hand_ahead / 2 ? INT64_MIN : job - hand_ahead / 2;
     }
     next = std::min(next, job);
     if (ahead_held_ > 0) {  // the first held one is the earliest
@@ -557,8 +558,9 @@ void SchedulerImpl::PurgeRetired(Instant now, size_t keep) {
 // - Runs pushed while no worker is blocked on the queue wake the worker
 //   asleep until the latest claim (Loop), which gives up its claim.
 bool SchedulerImpl::ReserveAhead(int64_t now_ns) {
-  if (hand_ahead_ns_ == 0 || shutting_down_) return false;
-  const int64_t horizon = now_ns > INT64_MAX - hand_ahead_ns_ ? INT64_MAX : now_ns + hand_ahead_ns_;
+  const int64_t hand_ahead = options_.hand_ahead.count();
+  if (hand_ahead == 0 || shutting_down_) return false;
+  const int64_t horizon = now_ns > INT64_MAX - hand_ahead ? INT64_MAX : now_ns + hand_ahead;
   // Woken half a window before the next deadline (NextWake), the thread
   // hands ahead what the window holds then: the deadlines of half a window or
   // more in one wake-up. (Woken a whole window before, it woke once a job.)
@@ -656,7 +658,7 @@ std::deque<SchedulerImpl::Ahead>::iterator SchedulerImpl::ChooseStart(
 }
 
 bool SchedulerImpl::RunAhead(int worker) {
-  if (hand_ahead_ns_ == 0) return false;
+  if (options_.hand_ahead.count() == 0) return false;
   WorkerLocal& local = local_[static_cast<size_t>(worker)];
   local.wake.Clear();
   Lock l = Acquire();

@@ -74,7 +74,6 @@ SchedulerImpl::SchedulerImpl(SchedulerOptions options)
       manual_clock_(clock_->IsManual()),
       counter_(dynamic_cast<const SystemClock*>(clock_.get()) != nullptr ? &SystemCounterEstimate()
                                                                          : nullptr),
-      hand_ahead_ns_(options_.hand_ahead.count()),
       wheel_(ToUnixNanos(clock_->Now()), kLoadAhead.count(), &jobs_),
       run_wheel_(ToUnixNanos(clock_->Now())),
       rng_(options_.seed) {

@@ -397,8 +397,6 @@ class SchedulerImpl final : public Scheduler {
   Instant NowApprox() const {
     return counter_ != nullptr ? FromUnixNanos(counter_->NowApprox()) : clock_->NowApprox();
   }
-  // SchedulerOptions::hand_ahead in ns; 0 when off.
-  const int64_t hand_ahead_ns_;
   std::unique_ptr<EventQueue> events_;      // null without an observer
   std::unique_ptr<WorkerLocal[]> local_;    // [options_.workers]; owned by that worker
   std::atomic<bool> stopping_runs_{false};  // shutdown: nothing new starts

@@ -1062,6 +1062,7 @@ DurableScheduler::Impl::TakeDeferredLocked() {
                                       ? static_cast<size_t>(options_.engine.max_jobs - live)
                                       : 0);
   }
+  if (room == 0) return taken;
   std::vector<std::pair<Instant, std::string>> order;
   order.reserve(full_.size());
   for (const auto& [id, d] : full_) order.emplace_back(d.next_run, id);
