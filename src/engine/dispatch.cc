@@ -168,14 +168,14 @@ void SchedulerImpl::Loop() {
     if (preempt >= 0) local_[static_cast<size_t>(preempt)].wake.Signal();
     if (nudge) pool_->Nudge();
     if (stage) {
-      Relock(l);
+      Relock(l, sleepers_, kEngineSpins);
       Wheel().StageAhead();
       l.unlock();
     }
     if (!more) clock_->WaitUntil(FromUnixNanos(wake), interrupt_);  // armed_ is mu_'s
     interrupt_.Clear();
     LetSleepersIn(true);
-    Relock(l);
+    Relock(l, sleepers_, kEngineSpins);
     ++stats_.wakeups;
   }
 }

@@ -96,10 +96,15 @@ class SchedulerImpl final : public Scheduler {
  private:
   using Lock = std::unique_lock<FastMutex>;
 
-  // Takes mu_, trying for about a microsecond before sleeping on it: the lock
-  // is held for short stretches, and a futex sleep and wake-up costs several
-  // microseconds (it was the tail of every call, W4's change_ns_p99). The
-  // first try is inlined into every caller: once SubmitOnce grew (FileNew),
+  // Takes mu_, trying a while before sleeping on it: the lock is held for
+  // short stretches, and a futex sleep and wake-up costs several microseconds
+  // (it was the tail of every call, W4's change_ns_p99). A caller tries
+  // kCallerSpins times, the engine's own threads (the scheduler thread, the
+  // workers) kEngineSpins: on the PVM host of 2026-12-07, 128 tries for
+  // callers took W4's change p99 from 3.9 to 2.6 µs (6 of 6 pairs lower),
+  // and for the engine's threads too they cost W2 and W3 CPU
+  // (docs/performance.md, "Changed on 2026-12-07 (16:40 UTC on)").
+  // The first try is inlined into every caller: once SubmitOnce grew (FileNew),
   // GCC stopped inlining Acquire there, and the call cost W1's `After` 1.3-1.75
   // ns of 33 (33.4 -> 31.65 and 33.45 -> 32.2 ns, 16 pairs each).
   [[gnu::always_inline]] Lock Acquire() const {
@@ -109,10 +114,20 @@ class SchedulerImpl final : public Scheduler {
     }
     return l;
   }
-  void Relock(Lock& l) const { Relock(l, WorkerPool::InWorker() ? worker_sleepers_ : sleepers_); }
+  static constexpr int kCallerSpins = 128;
+  static constexpr int kEngineSpins = 32;
+  // From any thread but the scheduler thread, which calls
+  // Relock(l, sleepers_, kEngineSpins).
+  void Relock(Lock& l) const {
+    if (WorkerPool::InWorker()) {
+      Relock(l, worker_sleepers_, kEngineSpins);
+    } else {
+      Relock(l, sleepers_, kCallerSpins);
+    }
+  }
   // Counts itself in `sleepers` while it sleeps on mu_.
-  static void Relock(Lock& l, std::atomic<int>& sleepers) {
-    for (int i = 0; i < 32; ++i) {
+  static void Relock(Lock& l, std::atomic<int>& sleepers, int spins) {
+    for (int i = 0; i < spins; ++i) {
       if (l.try_lock()) return;
       CpuRelax();
     }
