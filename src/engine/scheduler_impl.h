@@ -101,7 +101,7 @@ class SchedulerImpl final : public Scheduler {
   // (it was the tail of every call, W4's change_ns_p99). A caller tries
   // kCallerSpins times, the engine's own threads (the scheduler thread, the
   // workers) kEngineSpins: on the PVM host of 2026-12-07, 128 tries for
-  // callers took W4's change p99 from 3.9 to 2.6 µs (6 of 6 pairs lower),
+  // callers took W4's change p99 from 2.4 to 2.0 µs (6 pairs, lower in 5),
   // and for the engine's threads too they cost W2 and W3 CPU
   // (docs/performance.md, "Changed on 2026-12-07 (16:40 UTC on)").
   // The first try is inlined into every caller: once SubmitOnce grew (FileNew),
@@ -116,8 +116,7 @@ class SchedulerImpl final : public Scheduler {
   }
   static constexpr int kCallerSpins = 128;
   static constexpr int kEngineSpins = 32;
-  // From any thread but the scheduler thread, which calls
-  // Relock(l, sleepers_, kEngineSpins).
+  // The scheduler thread's loop calls Relock(l, sleepers_, kEngineSpins).
   void Relock(Lock& l) const {
     if (WorkerPool::InWorker()) {
       Relock(l, worker_sleepers_, kEngineSpins);
