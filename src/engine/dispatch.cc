@@ -1277,7 +1277,7 @@ void SchedulerImpl::Terminate(uint32_t slot, JobState state, std::string reason,
   }
 }
 
-void SchedulerImpl::Remember(const Retired& r) {
+void SchedulerImpl::Remember(Retired r) {
   retired_.push_back(r);
   if (retired_.size() > options_.max_retained) {
     // Over the bound: forget the oldest here, a batch at a time (one per

@@ -449,7 +449,7 @@ class SchedulerImpl final : public Scheduler {
   // scheduler with a few hundred periodic jobs holds two huge pages ahead.
   static constexpr size_t kColdPlainBytes = size_t{1} << 20;
   Slab<JobCold, 8> colds_{kColdPlainBytes};
-  Slab<Job> jobs_{kJobPlainBytes};
+  JobSlab jobs_{kJobPlainBytes};
   // Small chunks: at most kMaxHeld runs are out at a time, and the first
   // fire should not have to fault in a quarter of a megabyte.
   Slab<Run, 8> runs_;
@@ -474,7 +474,7 @@ class SchedulerImpl final : public Scheduler {
     uint32_t gen;
     Instant at;
   };
-  void Remember(const Retired& r);
+  void Remember(Retired r);
   // FIFO by `at`. Chunked, not a vector: at 20,000 completions a second a
   // doubling vector copied megabytes and faulted fresh pages under mu_ every
   // few seconds, and those pauses were W3's p99.9.
