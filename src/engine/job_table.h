@@ -102,7 +102,8 @@ struct Job {
   // While the job is in the wheel: its deadline (the wheel's word,
   // JobDeadlines). While a job without a cold record has a run dispatched:
   // the run's index (SchedulerImpl::PlainRun). The two never overlap: such a
-  // job is out of the wheel while it runs.
+  // job is out of the wheel while it runs. While the record is free: the next
+  // free record's index (JobSlab's free list).
   int64_t word = 0;
   // Without a cold record, the job's callable; with one, the record, which
   // holds the callable (SchedulerImpl::TaskOf). A job gets its cold record
@@ -278,7 +279,7 @@ class Slab {
   std::atomic<size_t> addressable_{0};  // records_.size(), for Peek
 };
 
-// A free job's `word` (its deadline, or its run) links the free list.
+// Free jobs are listed through their `word`.
 using JobSlab = Slab<Job, 12, &Job::word>;
 
 // Where the job wheel keeps its deadlines: in the job records themselves
