@@ -774,35 +774,44 @@ bool SchedulerImpl::PullDue(int worker) {
   // fires a second (12 pairs).
   LetSleepersIn(false);
   Lock l = Acquire();
-  if (storm_until_ == INT64_MIN || shutting_down_ || pushing_.load(std::memory_order_acquire) ||
-      pool_->QueueDepth() > 0) {
-    return false;
-  }
-  const Instant until = FromUnixNanos(storm_until_);
-  const bool throttle = held_total_.load(std::memory_order_seq_cst) >= kMaxHeld;
+  // The worker's finished runs go in the same hold: one hand-over of the
+  // lock a batch, not two (see the comment above kFlushRuns).
+  const uint64_t flushed = ResolveFinished(worker);
+  const bool storm = storm_until_ != INT64_MIN && !shutting_down_ &&
+                     !pushing_.load(std::memory_order_acquire) && pool_->QueueDepth() == 0;
   const size_t batch = local.pull;
-  const size_t handled = throttle ? 0 : ProcessDue(until, true, dispatch, batch);
-  if (handled < batch) {  // over, or held back: the scheduler thread's turn
-    SetStorm(INT64_MIN);
-    WakeFor(until);
-  } else {
-    ++pulls_;
-  }
-  stats_.fired_by_workers += dispatch.size();
-  held_total_.fetch_add(dispatch.size(), std::memory_order_seq_cst);
+  size_t handled = 0;
   std::vector<Run*>& runs = local.pulled;
   runs.clear();
-  for (uint32_t run : dispatch) runs.push_back(&runs_[run]);
+  if (storm) {
+    const Instant until = FromUnixNanos(storm_until_);
+    // The flushed runs are counted out once the lock is let go.
+    const bool throttle = held_total_.load(std::memory_order_seq_cst) - flushed >= kMaxHeld;
+    handled = throttle ? 0 : ProcessDue(until, true, dispatch, batch);
+    if (handled < batch) {  // over, or held back: the scheduler thread's turn
+      SetStorm(INT64_MIN);
+      WakeFor(until);
+    } else {
+      ++pulls_;
+    }
+    stats_.fired_by_workers += dispatch.size();
+    held_total_.fetch_add(dispatch.size(), std::memory_order_seq_cst);
+    for (uint32_t run : dispatch) runs.push_back(&runs_[run]);
+  }
   std::vector<Task> doomed = TakeDoomed();
   l.unlock();
+  FinishResolved(worker, flushed);
   doomed.clear();
+  if (!storm) return false;
   if (runs.empty()) return handled > 0;
   pool_->SetBusy(worker, true);
   const Instant start = NowApprox();
+  local.pulling = true;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (i + 1 < runs.size()) PrefetchForWrite(runs[i + 1]);
     Execute(*runs[i], worker);
   }
+  local.pulling = false;
   pool_->SetBusy(worker, false);
   // The next take lasts about kPullTime: doubled while this one took less than
   // half of it, cut in proportion when it took longer.
@@ -840,7 +849,8 @@ void SchedulerImpl::Execute(Run& r, int worker) {
       const Instant first = local.finished.front().run->started_at;
       const size_t count = local.finished.size();
       const Duration age = r.started_at - first;
-      if (count >= kFlushRuns || age >= kFlushAge) {
+      // In a storm's batch the next take resolves them, unless they age.
+      if ((count >= kFlushRuns && !local.pulling) || age >= kFlushAge) {
         Flush(worker, count < kDeferFlush * kFlushRuns && age < kDeferFlush * kFlushAge);
       }
       return;
@@ -901,17 +911,26 @@ Status SchedulerImpl::Invoke(Task& task, const RunContext& ctx, int worker) {
 }
 
 void SchedulerImpl::Flush(int worker, bool may_defer) {
-  WorkerLocal& local = local_[static_cast<size_t>(worker)];
-  std::vector<Finished>& done = local.finished;
-  if (done.empty()) return;
-  std::vector<Task>& released = local.released;
-  released.resize(done.size());
+  if (local_[static_cast<size_t>(worker)].finished.empty()) return;
   Lock l(mu_, std::defer_lock);
   if (may_defer) {
     if (!l.try_lock()) return;
   } else {
     Relock(l);
   }
+  const uint64_t n = ResolveFinished(worker);
+  std::vector<Task> doomed = TakeDoomed();
+  l.unlock();
+  FinishResolved(worker, n);
+  doomed.clear();
+}
+
+uint64_t SchedulerImpl::ResolveFinished(int worker) {
+  WorkerLocal& local = local_[static_cast<size_t>(worker)];
+  std::vector<Finished>& done = local.finished;
+  if (done.empty()) return 0;
+  std::vector<Task>& released = local.released;
+  released.resize(done.size());
   const Instant now = clock_->Now();
   local.executing.store(local.executing.load(std::memory_order_relaxed) - done.size(),
                         std::memory_order_relaxed);
@@ -923,12 +942,14 @@ void SchedulerImpl::Flush(int worker, bool may_defer) {
     ReleaseRun(r.index, released[i]);
   }
   NotifyIfNoneExecuting();
-  std::vector<Task> doomed = TakeDoomed();
-  l.unlock();
-  const auto n = static_cast<uint64_t>(done.size());
-  done.clear();
-  released.clear();  // captures die here, unlocked
-  doomed.clear();
+  return done.size();
+}
+
+void SchedulerImpl::FinishResolved(int worker, uint64_t n) {
+  if (n == 0) return;
+  WorkerLocal& local = local_[static_cast<size_t>(worker)];
+  local.finished.clear();
+  local.released.clear();  // captures die here, unlocked
   RunsGone(n);
 }
 

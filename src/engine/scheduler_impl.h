@@ -300,6 +300,11 @@ class SchedulerImpl final : public Scheduler {
   // Resolves the worker's finished plain runs under the lock; with
   // `may_defer`, only if the lock is free (kDeferFlush in dispatch.cc).
   void Flush(int worker, bool may_defer = false);
+  // Flush in two halves, for a caller that holds the lock anyway (PullDue):
+  // the runs resolved, REQUIRES mu_; then, the lock let go, their captures
+  // destroyed and the runs counted out.
+  uint64_t ResolveFinished(int worker);
+  void FinishResolved(int worker, uint64_t n);
   // Runs user code; `worker` is the worker whose finished plain runs may wait
   // for a Flush meanwhile (-1: none).
   Status Invoke(Task& task, const RunContext& ctx, int worker);
@@ -385,6 +390,7 @@ class SchedulerImpl final : public Scheduler {
     std::vector<uint32_t> dispatch;
     std::vector<Run*> pulled;  // PullDue's runs, and how many it takes next
     size_t pull = 16;
+    bool pulling = false;  // running PullDue's runs
   };
 
   // First, so last to go: the memory-mapping thread ends after the slabs
