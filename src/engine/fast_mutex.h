@@ -31,6 +31,8 @@ class FastMutex {
   void lock() {
     if (!try_lock()) LockSlow();
   }
+  // Whether some thread holds it (a hint: for spinning before a try_lock).
+  bool held() const { return state_.load(std::memory_order_relaxed) != kFree; }
   void unlock() {
     if (state_.exchange(kFree, std::memory_order_release) == kSleepers) WakeOne();
   }

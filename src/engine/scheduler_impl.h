@@ -295,6 +295,9 @@ class SchedulerImpl final : public Scheduler {
   // In a storm, a worker with nothing queued fires the next due jobs itself
   // and runs them (dispatch.cc, "Storms"); true if it did anything.
   bool PullDue(int worker);
+  // mu_ for a storm's take: spins rather than sleeps while the holder runs
+  // on another CPU, for at most kTakeSpin (dispatch.cc).
+  Lock AcquireForTake();
   void SetStorm(int64_t until);  // REQUIRES mu_
   void Execute(Run& r, int worker);
   // Resolves the worker's finished plain runs under the lock; with
@@ -435,6 +438,9 @@ class SchedulerImpl final : public Scheduler {
   CancelMarks cancels_;
 
   alignas(64) mutable FastMutex mu_;
+  // The CPU of the worker holding mu_ for a storm's take, else -1; beside
+  // mu_, as the workers spinning for a take read both (AcquireForTake).
+  std::atomic<int> take_cpu_{-1};
   // Protected by mu_.
   // Huge pages from the third chunk of 4,096 records (8,192 jobs, 320 KB),
   // not from 1 MiB: a heap chunk (160 KB, 40 small pages) that MapAhead's
