@@ -307,6 +307,7 @@ class SchedulerImpl final : public Scheduler {
   // the runs resolved, REQUIRES mu_; then, the lock let go, their captures
   // destroyed and the runs counted out.
   uint64_t ResolveFinished(int worker);
+  void AddLateness(LatenessHistogram& h);
   void FinishResolved(int worker, uint64_t n);
   // Runs user code; `worker` is the worker whose finished plain runs may wait
   // for a Flush meanwhile (-1: none).
@@ -393,7 +394,8 @@ class SchedulerImpl final : public Scheduler {
     std::vector<uint32_t> dispatch;
     std::vector<Run*> pulled;  // PullDue's runs, and how many it takes next
     size_t pull = 16;
-    bool pulling = false;  // running PullDue's runs
+    bool pulling = false;        // running PullDue's runs
+    LatenessHistogram lateness;  // of the runs in `finished`
   };
 
   // First, so last to go: the memory-mapping thread ends after the slabs
