@@ -812,6 +812,13 @@ bool SchedulerImpl::PullDue(int worker) {
   FinishResolved(worker, flushed);
   doomed.clear();
   if (!storm) return false;
+  // A worker that blocked on the queue while the storm went on (it looked
+  // while the scheduler thread pushed runs, and the other workers took them)
+  // is woken by nothing else: in 3 of 40 W2 runs one worker sat out the
+  // drain. It joins while fewer workers are busy than there are CPUs.
+  if (handled == batch && pool_->Blocked() > 0 && pool_->busy() + 1 < StormWorkers()) {
+    pool_->Nudge();
+  }
   if (runs.empty()) return handled > 0;
   pool_->SetBusy(worker, true);
   const Instant start = NowApprox();
@@ -832,6 +839,11 @@ bool SchedulerImpl::PullDue(int worker) {
         1, static_cast<size_t>(static_cast<int64_t>(runs.size()) * kPullTime.count() / took));
   }
   return true;
+}
+
+int SchedulerImpl::StormWorkers() const {
+  static const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::min(options_.workers, cpus);
 }
 
 // In W2's drain the two workers take turns at the lock, each holding it for

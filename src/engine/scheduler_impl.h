@@ -298,6 +298,8 @@ class SchedulerImpl final : public Scheduler {
   // mu_ for a storm's take: spins rather than sleeps while the holder runs
   // on another CPU, for at most kTakeSpin (dispatch.cc).
   Lock AcquireForTake();
+  // Most workers that fire a storm together: one per CPU.
+  int StormWorkers() const;
   void SetStorm(int64_t until);  // REQUIRES mu_
   void Execute(Run& r, int worker);
   // Resolves the worker's finished plain runs under the lock; with

@@ -109,7 +109,10 @@ void WorkerPool::Loop(int worker) {
       blocked_.fetch_sub(1, std::memory_order_relaxed);
     }
     for (size_t i = 0; i < n; ++i) {
-      if (items[i] == &nudge_) continue;
+      if (items[i] == &nudge_) {
+        nudges_.fetch_sub(1, std::memory_order_relaxed);
+        continue;
+      }
       if (items[i] == nullptr || stopping_.load(std::memory_order_acquire)) {
         // Passes a stop on: this take may have held another worker's.
         queue_.enqueue(nullptr);

@@ -56,7 +56,10 @@ class WorkerPool {
   // Any thread; never blocks.
   void Push(void* const* items, size_t n);
   // Wakes one blocked worker, if any, to call `idle` again. Any thread.
-  void Nudge() { queue_.enqueue(&nudge_); }
+  void Nudge() {
+    nudges_.fetch_add(1, std::memory_order_relaxed);
+    queue_.enqueue(&nudge_);
+  }
   // Workers blocked (or about to block) on the queue.
   int Blocked() const { return blocked_.load(std::memory_order_seq_cst); }
   // Workers exit once they see the stop (items still queued are dropped, and
@@ -65,7 +68,12 @@ class WorkerPool {
   // Waits for every worker thread to exit.
   void Join();
 
-  size_t QueueDepth() const { return queue_.size_approx(); }
+  // Items queued, nudges not counted (approximate).
+  size_t QueueDepth() const {
+    const size_t queued = queue_.size_approx();
+    const size_t nudges = nudges_.load(std::memory_order_relaxed);
+    return queued > nudges ? queued - nudges : 0;
+  }
   // For work a worker does from `idle`: counted in busy() meanwhile.
   void SetBusy(int worker, bool busy) {
     busy_[static_cast<size_t>(worker)].flag.store(busy, std::memory_order_relaxed);
@@ -83,6 +91,9 @@ class WorkerPool {
   std::atomic<bool> stopping_{false};
   std::atomic<int> blocked_{0};
   char nudge_ = 0;  // its address is Nudge's item
+  // Nudges queued and not yet taken: a worker in a storm that counted one as
+  // work queued left the storm (SchedulerImpl::PullDue).
+  std::atomic<size_t> nudges_{0};
   // Whether each worker is in `run`: a flag per worker on its own cache
   // line, as one shared count was written by every worker for every run.
   struct alignas(64) Busy {

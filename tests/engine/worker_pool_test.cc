@@ -1,7 +1,7 @@
 // WorkerPool: every pushed item runs once, one at a time or taken in bulk in
 // a storm, a stop reaches every worker whatever each one took, and work made
 // for `idle` just after its look is not slept through; a thread can tell
-// whether it is a worker.
+// whether it is a worker; nudges do not count as work queued.
 #include "engine/worker_pool.h"
 
 #include <atomic>
@@ -40,6 +40,32 @@ TEST(WorkerPool, EveryItemRunsOnceInAStormAndAlone) {
   size_t wrong = 0;
   for (const std::atomic<int>& r : runs) wrong += r.load() == 1 ? 0 : 1;
   EXPECT_EQ(wrong, 0u);
+}
+
+// A nudge waiting in the queue is not work queued: a worker in a storm that
+// took it for work left the storm (SchedulerImpl::PullDue).
+TEST(WorkerPool, QueueDepthCountsItemsNotNudges) {
+  std::atomic<bool> open{false};
+  std::atomic<int> started{0};
+  WorkerPool pool(
+      1,
+      [&](void*, int) {
+        started.fetch_add(1);
+        while (!open.load()) std::this_thread::yield();
+      },
+      [](int) { return false; }, [](int) { return false; });
+  int item = 0;
+  void* one = &item;
+  pool.Push(&one, 1);
+  while (started.load() < 1) std::this_thread::yield();  // the worker is busy
+  pool.Nudge();
+  pool.Nudge();
+  EXPECT_EQ(pool.QueueDepth(), 0u);
+  pool.Push(&one, 1);
+  EXPECT_EQ(pool.QueueDepth(), 1u);
+  open.store(true);
+  while (started.load() < 2) std::this_thread::yield();
+  EXPECT_EQ(pool.QueueDepth(), 0u);
 }
 
 TEST(WorkerPool, KnowsItsWorkersFromOtherThreads) {
