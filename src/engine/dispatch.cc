@@ -49,12 +49,13 @@ constexpr size_t kAheadChunk = 16;
 // chunk of the wheel's next window (a chunk takes some microseconds).
 constexpr Duration kStageGap = std::chrono::microseconds(100);
 // A worker resolves its finished plain runs together under one lock: when it
-// has this many, when the first of them started this long ago, and whenever
-// it runs out of work. In W2's drain, batches of 1,024 instead of 64 took
-// 1.5 % as many lock hand-overs between the workers and the scheduler thread
-// (each a futex sleep and wake when contended) and fired 15-20 % faster; the
-// age bound keeps a job's state from lagging its run by more than that
-// (plus the run in progress) while a worker stays busy.
+// has this many, when the first of them started this long ago, whenever it
+// runs out of work, and in a storm at its next take (PullDue). In W2's
+// drain, batches of 1,024 instead of 64 took 1.5 % as many lock hand-overs
+// between the workers and the scheduler thread (each a futex sleep and wake
+// when contended) and fired 15-20 % faster; the age bound keeps a job's
+// state from lagging its run by more than that (plus the run in progress)
+// while a worker stays busy.
 //
 // A worker with work left does not wait for the lock, though: if another
 // thread holds it, the worker runs on and tries again after its next run,
