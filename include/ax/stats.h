@@ -25,6 +25,8 @@ struct LatenessHistogram {
   int64_t max_ns = 0;
 
   void Record(int64_t lateness_ns);
+  // Adds another histogram's runs (the engine's workers each keep one).
+  void Add(const LatenessHistogram& other);
   // Upper bound of the bucket holding quantile q (0..1), in ns; max_ns for
   // the overflow bucket; 0 when empty.
   int64_t QuantileUpperBoundNs(double q) const;

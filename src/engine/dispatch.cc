@@ -980,7 +980,8 @@ uint64_t SchedulerImpl::ResolveFinished(int worker) {
   const Instant now = clock_->Now();
   local.executing.store(local.executing.load(std::memory_order_relaxed) - done.size(),
                         std::memory_order_relaxed);
-  AddLateness(local.lateness);
+  stats_.lateness.Add(local.lateness);
+  local.lateness = LatenessHistogram();
   for (size_t i = 0; i < done.size(); ++i) {
     Run& r = *done[i].run;
     if (done[i].status.ok() && CompletePlain(r, now, released[i])) continue;
@@ -989,18 +990,6 @@ uint64_t SchedulerImpl::ResolveFinished(int worker) {
   }
   NotifyIfNoneExecuting();
   return done.size();
-}
-
-// Adds a worker's histogram to the engine's, and empties it. REQUIRES mu_.
-void SchedulerImpl::AddLateness(LatenessHistogram& h) {
-  LatenessHistogram& to = stats_.lateness;
-  for (size_t i = 0; i < h.counts.size(); ++i) to.counts[i] += h.counts[i];
-  to.count += h.count;
-  if (__builtin_add_overflow(to.sum_ns, h.sum_ns, &to.sum_ns)) {
-    to.sum_ns = h.sum_ns > 0 ? INT64_MAX : INT64_MIN;
-  }
-  to.max_ns = std::max(to.max_ns, h.max_ns);
-  h = LatenessHistogram();
 }
 
 void SchedulerImpl::FinishResolved(int worker, uint64_t n) {

@@ -309,7 +309,6 @@ class SchedulerImpl final : public Scheduler {
   // the runs resolved, REQUIRES mu_; then, the lock let go, their captures
   // destroyed and the runs counted out.
   uint64_t ResolveFinished(int worker);
-  void AddLateness(LatenessHistogram& h);
   void FinishResolved(int worker, uint64_t n);
   // Runs user code; `worker` is the worker whose finished plain runs may wait
   // for a Flush meanwhile (-1: none).

@@ -23,10 +23,15 @@ constexpr std::array<uint8_t, 65> kPassed = [] {
   return passed;
 }();
 
+// A sum that saturates rather than overflows (jobs due in 1677).
+void AddSaturating(int64_t& sum, int64_t ns) {
+  if (__builtin_add_overflow(sum, ns, &sum)) sum = ns > 0 ? INT64_MAX : INT64_MIN;
+}
+
 }  // namespace
 
-// Runs are recorded under the engine lock: a scan up to the bucket took
-// about 100 instructions a run in W2's storm (late by up to 200 ms).
+// Each run is recorded as it starts, in W2's storm a million of them (late by
+// up to 200 ms): a scan up to the bucket took about 100 instructions a run.
 void LatenessHistogram::Record(int64_t lateness_ns) {
   size_t i = 0;  // zero and negative (a clock step) go to the first bucket
   if (lateness_ns > 0) {
@@ -35,10 +40,15 @@ void LatenessHistogram::Record(int64_t lateness_ns) {
   }
   ++counts[i];
   ++count;
-  if (__builtin_add_overflow(sum_ns, lateness_ns, &sum_ns)) {  // jobs due in 1677
-    sum_ns = lateness_ns > 0 ? INT64_MAX : INT64_MIN;
-  }
+  AddSaturating(sum_ns, lateness_ns);
   max_ns = std::max(max_ns, lateness_ns);
+}
+
+void LatenessHistogram::Add(const LatenessHistogram& other) {
+  for (size_t i = 0; i < counts.size(); ++i) counts[i] += other.counts[i];
+  count += other.count;
+  AddSaturating(sum_ns, other.sum_ns);
+  max_ns = std::max(max_ns, other.max_ns);
 }
 
 int64_t LatenessHistogram::QuantileUpperBoundNs(double q) const {
