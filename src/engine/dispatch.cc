@@ -164,15 +164,15 @@ void SchedulerImpl::Loop() {
     const bool nudge = WantsNudge();
     idle_cv_.notify_all();
     if (!dispatch.empty()) pushing_.store(true, std::memory_order_relaxed);
-    std::vector<Task> doomed = TakeDoomed();
+    Doomed doomed = TakeDoomed();
     l.unlock();
-    doomed.clear();
     if (!dispatch.empty()) {
       pool_->Push(runs.data(), runs.size());
       pushing_.store(false, std::memory_order_release);
       dispatch.clear();
       runs.clear();
     }
+    doomed = {};  // after the push: the runs do not wait for it
     if (preempt >= 0) local_[static_cast<size_t>(preempt)].wake.Signal();
     if (nudge) pool_->Nudge();
     if (stage) {
@@ -807,11 +807,12 @@ bool SchedulerImpl::PullDue(int worker) {
     held_total_.fetch_add(dispatch.size(), std::memory_order_seq_cst);
     for (uint32_t run : dispatch) runs.push_back(&runs_[run]);
   }
-  std::vector<Task> doomed = TakeDoomed();
+  // Destroyed on the way out, after the runs taken: a storm's drained slot
+  // takes milliseconds to free.
+  Doomed doomed = TakeDoomed();
   take_cpu_.store(-1, std::memory_order_relaxed);
   l.unlock();
   FinishResolved(worker, flushed);
-  doomed.clear();
   if (!storm) return false;
   // A worker that blocked on the queue while the storm went on (it looked
   // while the scheduler thread pushed runs, and the other workers took them)
@@ -927,7 +928,7 @@ void SchedulerImpl::RunLocked(uint32_t run, Lock& l) {
   if (!runs_[run].resolved) Resolve(run, status, clock_->Now());
   ReleaseRun(run, released);
   NotifyIfNoneExecuting();
-  std::vector<Task> doomed = TakeDoomed();
+  Doomed doomed = TakeDoomed();
   l.unlock();
   FinishHeld(released);
 }
@@ -965,10 +966,10 @@ void SchedulerImpl::Flush(int worker, bool may_defer) {
     Relock(l);
   }
   const uint64_t n = ResolveFinished(worker);
-  std::vector<Task> doomed = TakeDoomed();
+  Doomed doomed = TakeDoomed();
   l.unlock();
   FinishResolved(worker, n);
-  doomed.clear();
+  doomed = {};
 }
 
 uint64_t SchedulerImpl::ResolveFinished(int worker) {

@@ -103,7 +103,7 @@ class SchedulerImpl final : public Scheduler {
   // workers) kEngineSpins: on the PVM host of 2026-12-07, 128 tries for
   // callers took W4's change p99 from 2.4 to 2.0 µs (6 pairs, lower in 5),
   // and for the engine's threads too they cost W2 and W3 CPU
-  // (docs/performance.md, "Changed on 2026-12-07 (16:40 UTC on)").
+  // (docs/performance-history.md, "Changed on 2026-12-07 (16:40 UTC on)").
   // The first try is inlined into every caller: once SubmitOnce grew (FileNew),
   // GCC stopped inlining Acquire there, and the call cost W1's `After` 1.3-1.75
   // ns of 33 (33.4 -> 31.65 and 33.45 -> 32.2 ns, 16 pairs each).
@@ -506,7 +506,14 @@ class SchedulerImpl final : public Scheduler {
   // Callables let go under mu_ where no caller takes them (the children of a
   // job that died in a run): destroyed once the lock is let go (TakeDoomed).
   std::vector<Task> doomed_;
-  std::vector<Task> TakeDoomed() { return std::exchange(doomed_, {}); }
+  // What mu_'s holder lets go of, to destroy once it has let go of mu_ too:
+  // those callables, and the buffer of a storm's slot the wheel has fired
+  // (24 MB for W2's million jobs, whose freeing held the lock 1.6-2.3 ms).
+  struct Doomed {
+    std::vector<Task> tasks;
+    std::vector<NearEntry> drained;
+  };
+  Doomed TakeDoomed() { return {std::exchange(doomed_, {}), Wheel().TakeDrained()}; }
   // Records in use by state, kept by SetState: GetStats's gauges without a
   // scan of every record under the lock (2.4 ms at a million jobs).
   static constexpr size_t kJobStates = static_cast<size_t>(JobState::kDead) + 1;

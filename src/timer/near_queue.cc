@@ -6,7 +6,7 @@ namespace ax::internal {
 namespace {
 
 // A drained run keeps its buffer for the next slot unless a burst made it
-// large; then the memory goes back.
+// large; then the memory goes back, through TakeDrained.
 constexpr size_t kMaxIdleRunCapacity = 4096;
 // Runs from this many bytes on have their pages mapped in ahead of the
 // appends (Prefault).
@@ -49,7 +49,7 @@ void NearQueue::Prefault(size_t n) {
 void NearQueue::ResetRun() {
   head_ = 0;
   if (run_.capacity() > kMaxIdleRunCapacity) {
-    std::vector<NearEntry>().swap(run_);
+    drained_ = std::exchange(run_, {});
     prefault_base_ = nullptr;  // a later buffer may come at the same address
   } else {
     run_.clear();

@@ -185,6 +185,9 @@ class BasicTimerWheel {
   bool CanStage() const;
   bool StageAhead();
   size_t size() const { return size_; }
+  // The buffer of the last large slot fired, once drained, for the owner to
+  // free outside its lock (NearQueue::TakeDrained).
+  std::vector<NearEntry> TakeDrained() { return near_.TakeDrained(); }
 
   // Bytes held by the wheel (capacity, not size), including the object and
   // its deadlines.

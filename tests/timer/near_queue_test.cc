@@ -51,5 +51,28 @@ TEST(NearQueue, ReloadsAfterDraining) {
   EXPECT_EQ(Drain(queue), std::vector<uint32_t>{8});
 }
 
+// A large run's buffer is handed over once drained, for the owner to free
+// outside its lock; a small one stays for the next load.
+TEST(NearQueue, HandsOverTheBufferOfALargeRunOnceDrained) {
+  NearQueue queue;
+  constexpr uint32_t kLarge = 100'000;
+  queue.Reserve(kLarge);
+  for (uint32_t i = 0; i < kLarge; ++i) queue.Append({int64_t{i}, i, i});
+  queue.FinishLoad();
+  queue.Pop();
+  EXPECT_EQ(queue.TakeDrained().capacity(), 0u);  // not drained yet
+  const size_t before = queue.MemoryBytes();
+  EXPECT_EQ(Drain(queue).size(), kLarge - 1);
+  EXPECT_EQ(queue.MemoryBytes(), before);  // held, not freed
+  EXPECT_GE(queue.TakeDrained().capacity(), kLarge);
+  EXPECT_EQ(queue.TakeDrained().capacity(), 0u);  // taken once
+  EXPECT_LT(queue.MemoryBytes(), before);
+
+  queue.Append({1, 0, 7});
+  queue.FinishLoad();
+  EXPECT_EQ(Drain(queue), std::vector<uint32_t>{7});
+  EXPECT_EQ(queue.TakeDrained().capacity(), 0u);  // a small run keeps its buffer
+}
+
 }  // namespace
 }  // namespace ax::internal
