@@ -95,7 +95,7 @@ Instant SystemClock::NowCoarse() const {
 // as its timed sleeps have overshot, and spins to the deadline only when the
 // wake-up came sooner (a tenth of them): lateness falls by the margin at
 // the price of a short spin now and then; with less than the margin left it
-// only spins (docs/performance.md). A thread with a short slice yields its
+// only spins (docs/performance-history.md). A thread with a short slice yields its
 // CPU as it spins, to threads woken there for deadlines of their own
 // (time/short_slice.h).
 void SystemClock::WaitUntil(Instant deadline, Interrupt& interrupt) {

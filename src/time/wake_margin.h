@@ -2,7 +2,7 @@
 // its timed sleeps have woken (SystemClock::WaitUntil).
 //
 // A futex's timed wake-up comes after the instant asked for by the kernel's
-// and the hypervisor's wake-up path: on the VMs of docs/performance.md,
+// and the hypervisor's wake-up path: on the VMs of docs/performance-history.md,
 // 22-33 us in 98 % of a lone thread's sleeps on one host, 6 us at the median
 // on another. The margin tracks the lowest tenth of that lateness: the thread
 // asks to wake that much before the deadline, and spins (no system call) the
