@@ -969,7 +969,6 @@ void SchedulerImpl::Flush(int worker, bool may_defer) {
   Doomed doomed = TakeDoomed();
   l.unlock();
   FinishResolved(worker, n);
-  doomed = {};
 }
 
 uint64_t SchedulerImpl::ResolveFinished(int worker) {
